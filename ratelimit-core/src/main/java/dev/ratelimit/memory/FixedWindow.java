@@ -1,0 +1,33 @@
+package dev.ratelimit.memory;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.Policy;
+
+/** FIXED_WINDOW: a count {@code n} for the window starting at {@code s}; twin of fixed_window.lua. */
+final class FixedWindow extends State {
+  private long start = Long.MIN_VALUE;
+  private long count;
+
+  @Override
+  Decision check(Policy p, long t, long c, boolean consume) {
+    long window = p.windowMicros();
+    long limit = p.limit();
+    long s = t - Math.floorMod(t, window);
+    long n = start == s ? count : 0;
+    long windowEnd = s + window - t;
+    if (n + c <= limit) {
+      if (consume) {
+        start = s;
+        count = n + c;
+        n += c;
+      }
+      return Decision.allowed(p, limit - n, n > 0 ? windowEnd : 0, 0);
+    }
+    return Decision.denied(p, Math.max(0, limit - n), windowEnd, windowEnd);
+  }
+
+  @Override
+  long computeExpiresAt(Policy p) {
+    return start + p.windowMicros();
+  }
+}

@@ -1,0 +1,75 @@
+package dev.ratelimit.memory;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Policy;
+
+/**
+ * GCRA and LEAKY_BUCKET: the theoretical arrival time {@code tat}. The emission interval
+ * {@code T = W/L} is rarely a whole number of µs, so times are exact rationals
+ * {@code us + frac/L} (with {@code 0 <= frac < L}): no rounding, no drift over any run.
+ * LEAKY_BUCKET admits exactly as GCRA and adds {@code delay = tat − t} to admitted checks.
+ * Twin of gcra.lua.
+ */
+final class Gcra extends State {
+  private long tatUs = Long.MIN_VALUE;
+  private long tatFrac;
+
+  @Override
+  Decision check(Policy p, long t, long c, boolean consume) {
+    long window = p.windowMicros();
+    long limit = p.limit();
+    long burst = p.burst();
+    long q = window / limit; // T = q + r/L
+    long r = window % limit;
+    // tat = max(stored, t)
+    long tu = tatUs;
+    long tf = tatFrac;
+    if (tu < t) {
+      tu = t;
+      tf = 0;
+    }
+    // new = tat + c·T
+    long nf = tf + c * r;
+    long nu = tu + c * q + nf / limit;
+    nf = nf % limit;
+    // allowAt = new − B·T, normalised so that 0 <= af < L
+    long af = nf - burst * r;
+    long au = nu - burst * q + Math.floorDiv(af, limit);
+    af = Math.floorMod(af, limit);
+    if (au < t || (au == t && af == 0)) {
+      long delay = p.algorithm() == Algorithm.LEAKY_BUCKET ? tu - t + (tf > 0 ? 1 : 0) : 0;
+      if (!consume) {
+        return Decision.allowed(p, available(t, tu, tf, limit, burst, q, r, window),
+            resetAfter(tu, tf, t), delay);
+      }
+      tatUs = nu;
+      tatFrac = nf;
+      return Decision.allowed(p, available(t, nu, nf, limit, burst, q, r, window),
+          resetAfter(nu, nf, t), delay);
+    }
+    long retryAfter = au - t + (af > 0 ? 1 : 0);
+    return Decision.denied(p, available(t, tu, tf, limit, burst, q, r, window), retryAfter,
+        resetAfter(tu, tf, t));
+  }
+
+  /** How many cost-1 checks would pass now: floor((t − (tat − B·T)) / T), at least 0. */
+  private static long available(long t, long tu, long tf, long limit, long burst, long q, long r,
+      long window) {
+    long af = tf - burst * r;
+    long au = tu - burst * q + Math.floorDiv(af, limit);
+    af = Math.floorMod(af, limit);
+    long scaled = (t - au) * limit - af;
+    return scaled <= 0 ? 0 : scaled / window;
+  }
+
+  /** ceil(tat − t) for a tat of {@code us + frac/L}. */
+  private static long resetAfter(long us, long frac, long t) {
+    return us - t + (frac > 0 ? 1 : 0);
+  }
+
+  @Override
+  long computeExpiresAt(Policy p) {
+    return tatUs == Long.MIN_VALUE ? Long.MIN_VALUE : tatUs + (tatFrac > 0 ? 1 : 0);
+  }
+}

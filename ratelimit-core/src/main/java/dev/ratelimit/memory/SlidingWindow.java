@@ -1,0 +1,73 @@
+package dev.ratelimit.memory;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.Policy;
+
+/**
+ * SLIDING_WINDOW (counter): the previous window's count {@code p} weighted by the part of it still
+ * inside the sliding window, plus the current window's count {@code n}. All arithmetic is in
+ * integers scaled by W, so the estimate is exact. Twin of sliding_window.lua.
+ */
+final class SlidingWindow extends State {
+  private long start = Long.MIN_VALUE;
+  private long previous;
+  private long current;
+
+  @Override
+  Decision check(Policy p, long t, long c, boolean consume) {
+    long window = p.windowMicros();
+    long limit = p.limit();
+    long s = t - Math.floorMod(t, window);
+    long prev = 0;
+    long n = 0;
+    if (start == s) {
+      prev = previous;
+      n = current;
+    } else if (start == s - window) {
+      prev = current;
+    }
+    long elapsed = t - s;
+    // estimate·W = prev·(W − elapsed) + n·W; allow iff estimate + c <= limit
+    long weighted = prev * (window - elapsed);
+    if (weighted <= (limit - n - c) * window) {
+      if (consume) {
+        start = s;
+        previous = prev;
+        current = n + c;
+        n += c;
+      }
+      long remaining = limit - n - ceilDiv(weighted, window);
+      long resetAfter = n > 0 ? s + 2 * window - t : prev > 0 ? s + window - t : 0;
+      return Decision.allowed(p, remaining, resetAfter, 0);
+    }
+    long remaining = Math.max(0, limit - n - ceilDiv(weighted, window));
+    long resetAfter = n > 0 ? s + 2 * window - t : s + window - t;
+    return Decision.denied(p, remaining, retryAt(s, window, limit, prev, n, c) - t, resetAfter);
+  }
+
+  /**
+   * The first moment the estimate plus {@code c} fits: in this window when the previous count
+   * decays enough, else in the next (where this window's count decays), else the one after.
+   */
+  private static long retryAt(long s, long window, long limit, long prev, long n, long c) {
+    long room = limit - n - c;
+    if (room >= 0 && prev > 0) {
+      long x = window - Math.floorDiv(room * window, prev);
+      if (x < window) {
+        return s + x;
+      }
+    }
+    long nextRoom = limit - c;
+    if (n <= nextRoom) {
+      return s + window;
+    }
+    long x = window - Math.floorDiv(nextRoom * window, n);
+    return x < window ? s + window + x : s + 2 * window;
+  }
+
+  @Override
+  long computeExpiresAt(Policy p) {
+    long window = p.windowMicros();
+    return current > 0 ? start + 2 * window : previous > 0 ? start + window : Long.MIN_VALUE;
+  }
+}

@@ -1,0 +1,37 @@
+package dev.ratelimit.memory;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.Policy;
+
+/**
+ * The state of one (key, policy) and its algorithm, the Java twin of the policy's Lua script.
+ * Not thread-safe: the backend serialises access per key. All times are epoch microseconds.
+ */
+abstract class State {
+  /** When this state stops mattering (is equivalent to a fresh one), in epoch µs. */
+  long expiresAt;
+
+  /**
+   * Evaluates a check of {@code c} units at {@code t}. When it is allowed and {@code consume} is
+   * set, the state records the consumption; otherwise nothing changes.
+   */
+  abstract Decision check(Policy p, long t, long c, boolean consume);
+
+  /** When the current state stops mattering, in epoch µs. */
+  abstract long computeExpiresAt(Policy p);
+
+  static State fresh(Policy p) {
+    return switch (p.algorithm()) {
+      case FIXED_WINDOW -> new FixedWindow();
+      case SLIDING_LOG -> new SlidingLog();
+      case SLIDING_WINDOW -> new SlidingWindow();
+      case TOKEN_BUCKET -> new TokenBucket();
+      case GCRA, LEAKY_BUCKET -> new Gcra();
+    };
+  }
+
+  /** {@code ceil(a / b)} for {@code b > 0}. */
+  static long ceilDiv(long a, long b) {
+    return -Math.floorDiv(-a, b);
+  }
+}

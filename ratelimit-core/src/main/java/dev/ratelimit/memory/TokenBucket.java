@@ -1,0 +1,45 @@
+package dev.ratelimit.memory;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.Policy;
+
+/**
+ * TOKEN_BUCKET: capacity B, refilled at L per W. Tokens are kept in credits of 1/W token, so the
+ * refill is exactly L credits per µs and a unit costs W credits: no rounding, no drift. A new
+ * bucket is full. Twin of token_bucket.lua.
+ */
+final class TokenBucket extends State {
+  private long credits = -1;
+  private long last;
+
+  @Override
+  Decision check(Policy p, long t, long c, boolean consume) {
+    long window = p.windowMicros();
+    long limit = p.limit();
+    long capacity = p.burst() * window;
+    boolean fresh = credits < 0;
+    long tokens = capacity;
+    if (!fresh) {
+      long elapsed = Math.max(0, t - last);
+      long missing = capacity - credits;
+      tokens = missing <= 0 || elapsed > missing / limit ? capacity : credits + elapsed * limit;
+    }
+    long need = c * window;
+    if (tokens >= need) {
+      if (consume) {
+        tokens -= need;
+        credits = tokens;
+        last = fresh ? t : Math.max(last, t);
+      }
+      return Decision.allowed(p, tokens / window, ceilDiv(capacity - tokens, limit), 0);
+    }
+    return Decision.denied(p, tokens / window, ceilDiv(need - tokens, limit),
+        ceilDiv(capacity - tokens, limit));
+  }
+
+  @Override
+  long computeExpiresAt(Policy p) {
+    long capacity = p.burst() * p.windowMicros();
+    return credits < 0 ? Long.MIN_VALUE : last + ceilDiv(Math.max(0, capacity - credits), p.limit());
+  }
+}

@@ -1,0 +1,110 @@
+package dev.ratelimit.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.ManualClock;
+import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.spi.Backend;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Many threads and many limiters on one key, at one manual time, admit exactly the capacity.
+ * Extend it and supply backends: each limiter gets its own {@link #newBackend(int)}, sharing
+ * storage as the instances of one application would.
+ */
+public abstract class ConcurrencyContract {
+  /** The number of threads per limiter. */
+  protected static final int THREADS = 16;
+
+  /** A new backend for limiter {@code instance}; backends of one test share storage. */
+  protected abstract Backend newBackend(int instance);
+
+  /** How many limiter instances share the key; 1 for an embedded backend. */
+  protected int instances() {
+    return 1;
+  }
+
+  /** How many checks each thread makes. */
+  protected int checksPerThread() {
+    return 200;
+  }
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void threadsOnOneKeyAdmitExactlyTheLimit(Algorithm algorithm) throws Exception {
+    Policy p = Policy.of(1_000, Duration.ofMinutes(1)).withAlgorithm(algorithm);
+    List<String> keys = List.of("tck:concurrency:" + UUID.randomUUID());
+    assertThat(run(p, keys)).isEqualTo(1_000);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void threadsOnManyKeysAdmitExactlyTheLimitPerKey(Algorithm algorithm) throws Exception {
+    Policy p = Policy.of(20, Duration.ofMinutes(1)).withAlgorithm(algorithm);
+    List<String> keys = new ArrayList<>();
+    String prefix = "tck:concurrency:" + UUID.randomUUID() + ":";
+    for (int i = 0; i < 50; i++) {
+      keys.add(prefix + i);
+    }
+    assertThat(run(p, keys)).isEqualTo(20L * keys.size());
+  }
+
+  /** Runs every thread of every instance over {@code keys} round-robin; returns the admitted count. */
+  private long run(Policy p, List<String> keys) throws Exception {
+    ManualClock clock = ManualClock.at(Instant.ofEpochSecond(1_700_000_000L));
+    int instances = instances();
+    List<RateLimiter> limiters = new ArrayList<>();
+    for (int i = 0; i < instances; i++) {
+      limiters.add(RateLimiter.builder().clock(clock).backend(newBackend(i)).build());
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(THREADS * instances);
+    try {
+      AtomicLong admitted = new AtomicLong();
+      AtomicLong denied = new AtomicLong();
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<?>> futures = new ArrayList<>();
+      int perThread = Math.max(checksPerThread(), (int) (2 * p.capacity() * keys.size() / THREADS / instances));
+      for (int i = 0; i < instances; i++) {
+        RateLimiter limiter = limiters.get(i);
+        for (int t = 0; t < THREADS; t++) {
+          int offset = t + i * THREADS;
+          futures.add(pool.submit(() -> {
+            start.await();
+            for (int n = 0; n < perThread; n++) {
+              String key = keys.get((offset + n) % keys.size());
+              if (limiter.check(key, p).allowed()) {
+                admitted.incrementAndGet();
+              } else {
+                denied.incrementAndGet();
+              }
+            }
+            return null;
+          }));
+        }
+      }
+      start.countDown();
+      for (Future<?> f : futures) {
+        f.get(2, TimeUnit.MINUTES);
+      }
+      assertThat(denied.get()).as("the run must go past the limit").isPositive();
+      return admitted.get();
+    } finally {
+      pool.shutdownNow();
+      limiters.forEach(RateLimiter::close);
+    }
+  }
+}

@@ -1,0 +1,576 @@
+package dev.ratelimit.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Decision;
+import dev.ratelimit.ManualClock;
+import dev.ratelimit.MultiDecision;
+import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.spi.Backend;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The contract every backend passes, unchanged: extend it and supply a backend.
+ *
+ * <pre>{@code
+ * class InMemoryContractTest extends RateLimiterContract {
+ *   protected Backend newBackend() { return InMemoryBackend.create(); }
+ * }
+ * }</pre>
+ *
+ * <p>Each test runs on a {@link ManualClock} that starts at epoch second 1,700,000,000 and uses keys
+ * of its own, so a backend may share storage across tests.
+ */
+public abstract class RateLimiterContract {
+  /** Where every test's clock starts: aligned to 10 s windows (and 20 s into a minute). */
+  protected static final Instant START = Instant.ofEpochSecond(1_700_000_000L);
+
+  protected ManualClock clock;
+  protected RateLimiter limiter;
+  private String keyPrefix;
+
+  /** A new backend for one test; it may share storage with others. */
+  protected abstract Backend newBackend();
+
+  @BeforeEach
+  void setUpLimiter(TestInfo info) {
+    clock = ManualClock.at(START);
+    limiter = RateLimiter.builder().clock(clock).backend(newBackend()).build();
+    keyPrefix = "tck:" + info.getTestMethod().map(m -> m.getName()).orElse("test") + ":"
+        + UUID.randomUUID() + ":";
+  }
+
+  @AfterEach
+  void closeLimiter() {
+    limiter.close();
+  }
+
+  /** A key unique to this test. */
+  protected String key(String name) {
+    return keyPrefix + name;
+  }
+
+  protected static Policy policy(Algorithm algorithm, long limit, Duration window) {
+    return Policy.of(limit, window).withAlgorithm(algorithm);
+  }
+
+  protected void advanceMicros(long micros) {
+    clock.advanceMicros(micros);
+  }
+
+  private static long micros(Duration d) {
+    return d.getSeconds() * 1_000_000L + d.getNano() / 1_000;
+  }
+
+  // ---------------------------------------------------------------- allowed, denied, remaining
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void admitsTheLimitThenDenies(Algorithm algorithm) {
+    Policy p = policy(algorithm, 5, Duration.ofSeconds(10));
+    String k = key("a");
+    for (int i = 1; i <= 5; i++) {
+      Decision d = limiter.check(k, p);
+      assertThat(d.allowed()).as("check %d", i).isTrue();
+      assertThat(d.remaining()).as("remaining after check %d", i).isEqualTo(5 - i);
+      assertThat(d.retryAfter()).isZero();
+      assertThat(d.policy()).isEqualTo(p);
+      assertThat(d.limit()).isEqualTo(5);
+    }
+    Decision denied = limiter.check(k, p);
+    assertThat(denied.allowed()).isFalse();
+    assertThat(denied.remaining()).isZero();
+    assertThat(denied.retryAfter()).isPositive();
+    assertThat(denied.delay()).isZero();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void keysAreIndependent(Algorithm algorithm) {
+    Policy p = policy(algorithm, 2, Duration.ofSeconds(10));
+    assertThat(limiter.check(key("x"), p, 2).allowed()).isTrue();
+    assertThat(limiter.check(key("x"), p).allowed()).isFalse();
+    assertThat(limiter.check(key("y"), p, 2).allowed()).isTrue();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void costsGreaterThanOne(Algorithm algorithm) {
+    Policy p = policy(algorithm, 10, Duration.ofSeconds(10));
+    String k = key("cost");
+    assertThat(limiter.check(k, p, 3).remaining()).isEqualTo(7);
+    assertThat(limiter.check(k, p, 3).remaining()).isEqualTo(4);
+    assertThat(limiter.check(k, p, 3).remaining()).isEqualTo(1);
+    Decision denied = limiter.check(k, p, 3);
+    assertThat(denied.allowed()).isFalse();
+    assertThat(denied.remaining()).isEqualTo(1);
+    Decision one = limiter.check(k, p, 1);
+    assertThat(one.allowed()).isTrue();
+    assertThat(one.remaining()).isZero();
+    assertThat(limiter.check(k, p, 10).allowed()).isFalse();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void costEqualToCapacityPassesOnAFreshKey(Algorithm algorithm) {
+    Policy p = policy(algorithm, 7, Duration.ofSeconds(1));
+    Decision d = limiter.check(key("full"), p, 7);
+    assertThat(d.allowed()).isTrue();
+    assertThat(d.remaining()).isZero();
+  }
+
+  // ---------------------------------------------------------------- retryAfter, resetAfter
+
+  /**
+   * On a random trace of costs and clock steps, every denial's retryAfter is exact: the same check
+   * is still denied 1 µs before it and passes at it.
+   */
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void retryAfterIsExactToTheMicrosecond(Algorithm algorithm) {
+    SplittableRandom random = new SplittableRandom(42 + algorithm.ordinal());
+    Policy p = policy(algorithm, 7, Duration.ofMillis(3_001)).withBurst(5);
+    String k = key("retry");
+    int denials = 0;
+    for (int step = 0; step < 300; step++) {
+      long cost = 1 + random.nextInt((int) Math.min(3, p.capacity()));
+      Decision d = limiter.check(k, p, cost);
+      if (!d.allowed()) {
+        denials++;
+        long r = micros(d.retryAfter());
+        assertThat(r).as("retryAfter of a denial").isPositive();
+        advanceMicros(r - 1);
+        Decision before = limiter.check(k, p, cost);
+        assertThat(before.allowed()).as("step %d: still denied 1 µs before retryAfter %d µs", step, r)
+            .isFalse();
+        assertThat(micros(before.retryAfter())).isEqualTo(1);
+        advanceMicros(1);
+        assertThat(limiter.check(k, p, cost).allowed())
+            .as("step %d: allowed at exactly retryAfter %d µs", step, r).isTrue();
+      }
+      advanceMicros(random.nextLong(600_000));
+    }
+    assertThat(denials).as("the trace must exercise denials").isGreaterThan(20);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void resetAfterIsWhenTheStateIsFreshAgain(Algorithm algorithm) {
+    Policy p = policy(algorithm, 10, Duration.ofSeconds(10));
+    String k = key("reset-after");
+    advanceMicros(1_234_567);
+    limiter.check(k, p, 4);
+    advanceMicros(2_000_000);
+    Decision d = limiter.check(k, p, 3);
+    assertThat(d.allowed()).isTrue();
+    long reset = micros(d.resetAfter());
+    assertThat(reset).isPositive();
+    advanceMicros(reset - 1);
+    assertThat(limiter.inspect(k, p).remaining()).as("1 µs before resetAfter").isLessThan(10);
+    advanceMicros(1);
+    Decision fresh = limiter.inspect(k, p);
+    assertThat(fresh.remaining()).as("at resetAfter").isEqualTo(10);
+    assertThat(fresh.resetAfter()).isZero();
+  }
+
+  // ---------------------------------------------------------------- nothing consumed
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void deniedChecksConsumeNothing(Algorithm algorithm) {
+    Policy p = policy(algorithm, 4, Duration.ofSeconds(8));
+    String k = key("denied");
+    limiter.check(k, p, 3);
+    Decision first = limiter.check(k, p, 2);
+    assertThat(first.allowed()).isFalse();
+    for (int i = 0; i < 60; i++) {
+      long cost = 2 + i % 3;
+      assertThat(limiter.check(k, p, cost).allowed()).as("cost %d", cost).isFalse();
+    }
+    Decision last = limiter.check(k, p, 2);
+    assertThat(last).isEqualTo(first);
+    advanceMicros(micros(first.retryAfter()));
+    assertThat(limiter.check(k, p, 2).allowed()).isTrue();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void inspectConsumesNothing(Algorithm algorithm) {
+    Policy p = policy(algorithm, 3, Duration.ofSeconds(5));
+    String k = key("inspect");
+    Decision fresh = limiter.inspect(k, p);
+    assertThat(fresh.allowed()).isTrue();
+    assertThat(fresh.remaining()).isEqualTo(3);
+    for (int i = 0; i < 20; i++) {
+      limiter.inspect(k, p);
+    }
+    limiter.check(k, p, 2);
+    Decision afterTwo = limiter.inspect(k, p);
+    assertThat(afterTwo.remaining()).isEqualTo(1);
+    assertThat(afterTwo.allowed()).isTrue();
+    assertThat(limiter.inspect(k, p)).isEqualTo(afterTwo);
+    assertThat(limiter.check(k, p, 1).allowed()).isTrue();
+    Decision exhausted = limiter.inspect(k, p);
+    assertThat(exhausted.allowed()).isFalse();
+    assertThat(exhausted.remaining()).isZero();
+    assertThat(exhausted.retryAfter()).isEqualTo(limiter.check(k, p).retryAfter());
+  }
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void resetForgetsTheKey(Algorithm algorithm) {
+    Policy p = policy(algorithm, 3, Duration.ofMinutes(1));
+    String k = key("reset");
+    limiter.check(k, p, 3);
+    assertThat(limiter.check(k, p).allowed()).isFalse();
+    limiter.reset(k, p);
+    assertThat(limiter.inspect(k, p).remaining()).isEqualTo(3);
+    assertThat(limiter.check(k, p, 3).allowed()).isTrue();
+  }
+
+  // ---------------------------------------------------------------- validation
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void badInputIsRefusedBeforeAnythingIsConsumed(Algorithm algorithm) {
+    Policy p = policy(algorithm, 5, Duration.ofSeconds(10)).withBurst(4);
+    String k = key("bad");
+    long capacity = p.capacity();
+    assertThatThrownBy(() -> limiter.check(k, p, capacity + 1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("cost " + (capacity + 1))
+        .hasMessageContaining("capacity " + capacity);
+    assertThatThrownBy(() -> limiter.check(k, p, 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cost");
+    assertThatThrownBy(() -> limiter.check(k, p, -3))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-3");
+    assertThatThrownBy(() -> limiter.check("", p))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("key");
+    assertThatThrownBy(() -> limiter.check(null, p))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("key");
+    assertThatThrownBy(() -> limiter.check(k, null))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("policy");
+    assertThatThrownBy(() -> limiter.checkAll(k, List.of(p, Policy.of(1, Duration.ofSeconds(1))), 2))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cost 2");
+    assertThatThrownBy(() -> limiter.checkAsync(k, p, capacity + 1))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThat(limiter.check(k, p, capacity).allowed()).as("nothing was consumed").isTrue();
+  }
+
+  // ---------------------------------------------------------------- namespaces and keys
+
+  @Test
+  void policiesNeverShareStateUnlessNameAndAlgorithmMatch() {
+    String k = key("ns");
+    Policy a = policy(Algorithm.FIXED_WINDOW, 2, Duration.ofSeconds(10)).withName("a");
+    Policy b = policy(Algorithm.FIXED_WINDOW, 2, Duration.ofSeconds(10)).withName("b");
+    Policy aGcra = a.withAlgorithm(Algorithm.GCRA);
+    assertThat(limiter.check(k, a, 2).allowed()).isTrue();
+    assertThat(limiter.check(k, a).allowed()).isFalse();
+    assertThat(limiter.check(k, b, 2).allowed()).as("another name").isTrue();
+    assertThat(limiter.check(k, aGcra, 2).allowed()).as("another algorithm").isTrue();
+    Policy aRaised = policy(Algorithm.FIXED_WINDOW, 4, Duration.ofSeconds(10)).withName("a");
+    assertThat(limiter.check(k, aRaised, 2).allowed()).as("same name, raised limit, same state").isTrue();
+    assertThat(limiter.check(k, aRaised).allowed()).isFalse();
+  }
+
+  @Test
+  void anyStringIsAKeyAndKeysNeverCollide() {
+    Policy p = Policy.of(1, Duration.ofMinutes(1)).withName("p");
+    Policy pc = Policy.of(1, Duration.ofMinutes(1)).withName("p:c");
+    Policy braces = Policy.of(1, Duration.ofMinutes(1)).withName("{p}");
+    String base = key("");
+    List<String> keys = List.of(base + "a:b", base + "a", base + "a:b:c", base + "{a}", base + "{a",
+        base + "a}", base + "a b", base + "a\tb", base + "ключ-鍵-🔑", base + "a\nb", base + "\u0000",
+        base + "x".repeat(10_240), base + "x".repeat(10_239) + "y", base + "%", base + "\\");
+    for (String k : keys) {
+      assertThat(limiter.check(k, p).allowed()).as("first use of %s", k.length() > 40 ? k.length() + " chars" : k)
+          .isTrue();
+    }
+    for (String k : keys) {
+      assertThat(limiter.check(k, p).allowed()).isFalse();
+    }
+    // "a" under "p:c" must not be "a:c" under "p" and so on
+    assertThat(limiter.check(base + "a", pc).allowed()).isTrue();
+    assertThat(limiter.check(base + "a:b", braces).allowed()).isTrue();
+    assertThat(limiter.check(base + "{a}", braces).allowed()).isTrue();
+  }
+
+  // ---------------------------------------------------------------- checkAll
+
+  @Test
+  void checkAllIsAllOrNothingAcrossAlgorithms() {
+    String k = key("all");
+    Policy perSecond = policy(Algorithm.SLIDING_LOG, 3, Duration.ofSeconds(1)).withName("second");
+    Policy perMinute = policy(Algorithm.FIXED_WINDOW, 5, Duration.ofMinutes(1)).withName("minute");
+    Policy bucket = policy(Algorithm.GCRA, 10, Duration.ofMinutes(1)).withBurst(4).withName("bucket");
+    List<Policy> all = List.of(perSecond, perMinute, bucket);
+
+    MultiDecision first = limiter.checkAll(k, all, 3);
+    assertThat(first.allowed()).isTrue();
+    assertThat(first.decisions()).extracting(Decision::remaining).containsExactly(0L, 2L, 1L);
+    assertThat(first.limiting().policy()).isEqualTo(perSecond);
+
+    MultiDecision denied = limiter.checkAll(k, all, 1);
+    assertThat(denied.allowed()).isFalse();
+    assertThat(denied.decisions()).extracting(Decision::allowed).containsExactly(false, true, true);
+    assertThat(denied.limiting().policy()).isEqualTo(perSecond);
+    assertThat(limiter.inspect(k, perMinute).remaining()).as("nothing consumed").isEqualTo(2);
+    assertThat(limiter.inspect(k, bucket).remaining()).as("nothing consumed").isEqualTo(1);
+
+    advanceMicros(1_000_000);
+    MultiDecision twoDeny = limiter.checkAll(k, all, 3);
+    assertThat(twoDeny.allowed()).isFalse();
+    assertThat(twoDeny.decisions()).extracting(Decision::allowed).containsExactly(true, false, false);
+    Decision limiting = twoDeny.limiting();
+    assertThat(limiting.policy()).as("the longest retryAfter").isEqualTo(perMinute);
+    assertThat(limiting.retryAfter()).isEqualTo(Duration.ofSeconds(39));
+    assertThat(limiter.inspect(k, perSecond).remaining()).as("nothing consumed").isEqualTo(3);
+
+    MultiDecision ok = limiter.checkAll(k, all, 1);
+    assertThat(ok.allowed()).isTrue();
+    assertThat(ok.decisions()).extracting(Decision::remaining).containsExactly(2L, 1L, 0L);
+    assertThat(ok.limiting().policy()).isEqualTo(bucket);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void checkAllOfOnePolicyEqualsCheck(Algorithm algorithm) {
+    Policy p = policy(algorithm, 4, Duration.ofSeconds(2));
+    SplittableRandom random = new SplittableRandom(7);
+    for (int i = 0; i < 60; i++) {
+      long cost = 1 + random.nextInt(2);
+      Decision single = limiter.check(key("single"), p, cost);
+      MultiDecision multi = limiter.checkAll(key("multi"), List.of(p), cost);
+      assertThat(multi.decisions()).containsExactly(single);
+      assertThat(multi.allowed()).isEqualTo(single.allowed());
+      advanceMicros(random.nextLong(400_000));
+    }
+  }
+
+  @Test
+  void checkAllRefusesDuplicatePolicies() {
+    Policy p = Policy.of(3, Duration.ofSeconds(1));
+    assertThatThrownBy(() -> limiter.checkAll(key("dup"), List.of(p, p), 1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(p.name());
+    assertThatThrownBy(() -> limiter.checkAll(key("dup"), List.of(), 1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("policies");
+  }
+
+  // ---------------------------------------------------------------- async
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void checkAsyncAnswersAsCheckDoes(Algorithm algorithm) throws Exception {
+    Policy p = policy(algorithm, 3, Duration.ofSeconds(3));
+    List<Decision> async = new ArrayList<>();
+    List<Decision> sync = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      async.add(limiter.checkAsync(key("async"), p, 1).toCompletableFuture().get());
+      sync.add(limiter.check(key("sync"), p, 1));
+      advanceMicros(150_000);
+    }
+    assertThat(async).isEqualTo(sync);
+    assertThat(async).extracting(Decision::allowed).containsExactly(true, true, true, false, false);
+  }
+
+  // ---------------------------------------------------------------- long runs, equivalences
+
+  /**
+   * A day of overload (each denied check is retried at exactly its retryAfter) admits
+   * {@code B + L·elapsed/W} ± 1, with W/L not a whole number of microseconds.
+   */
+  @ParameterizedTest
+  @EnumSource(value = Algorithm.class, names = {"TOKEN_BUCKET", "GCRA", "LEAKY_BUCKET", "SLIDING_LOG"})
+  void aDayOfOverloadDoesNotDrift(Algorithm algorithm) {
+    long limit = 7;
+    Duration window = Duration.ofSeconds(100); // T = 14,285,714.29 µs
+    long burst = algorithm.usesBurst() ? 3 : limit;
+    Policy p = policy(algorithm, limit, window).withBurst(burst);
+    String k = key("drift");
+    SplittableRandom random = new SplittableRandom(11);
+    long elapsed = Duration.ofDays(1).toNanos() / 1_000;
+    long end = micros(Duration.between(Instant.EPOCH, START)) + elapsed;
+    long admitted = 0;
+    for (int checks = 0; ; checks++) {
+      assertThat(checks).as("checks in the run: each denial's retryAfter must let the next pass")
+          .isLessThan(200_000);
+      Decision d = limiter.check(k, p);
+      if (d.allowed()) {
+        admitted++;
+        if (algorithm.usesBurst()) { // a bucket absorbs gaps shorter than T; a log would lose them
+          advanceMicros(random.nextLong(2_000_000));
+        }
+      } else {
+        advanceMicros(micros(d.retryAfter()));
+      }
+      if (micros(Duration.between(Instant.EPOCH, clock.instant())) > end) {
+        break;
+      }
+    }
+    long expected = burst + limit * elapsed / micros(window);
+    assertThat(admitted).isBetween(expected - 1, expected + 1);
+  }
+
+  /** TOKEN_BUCKET, GCRA and LEAKY_BUCKET with the same burst give the same answers on any trace. */
+  @ParameterizedTest
+  @ValueSource(longs = {1, 2, 3})
+  void gcraAndTokenBucketAdmitIdenticalArrivals(long seed) {
+    SplittableRandom random = new SplittableRandom(seed);
+    Policy base = Policy.of(13, Duration.ofMillis(7_777)).withBurst(6);
+    Policy gcra = base.withAlgorithm(Algorithm.GCRA);
+    Policy bucket = base.withAlgorithm(Algorithm.TOKEN_BUCKET);
+    Policy leaky = base.withAlgorithm(Algorithm.LEAKY_BUCKET);
+    int allowed = 0;
+    for (int i = 0; i < 1_000; i++) {
+      long cost = 1 + random.nextInt(3);
+      Decision g = limiter.check(key("g"), gcra, cost);
+      Decision b = limiter.check(key("b"), bucket, cost);
+      Decision l = limiter.check(key("l"), leaky, cost);
+      assertThat(b.allowed()).as("arrival %d", i).isEqualTo(g.allowed());
+      assertThat(l.allowed()).as("arrival %d", i).isEqualTo(g.allowed());
+      assertThat(b.remaining()).isEqualTo(g.remaining());
+      assertThat(b.retryAfter()).isEqualTo(g.retryAfter());
+      assertThat(b.resetAfter()).isEqualTo(g.resetAfter());
+      allowed += g.allowed() ? 1 : 0;
+      advanceMicros(random.nextInt(10) == 0 ? random.nextLong(5_000_000) : random.nextLong(400_000));
+    }
+    assertThat(allowed).as("the trace mixes allowed and denied").isBetween(200, 900);
+  }
+
+  // ---------------------------------------------------------------- algorithm properties
+
+  /** 2 per 10 s at second 8 of a window: 2 pass, the 3rd waits exactly 2 s, then 2 more pass. */
+  @Test
+  void fixedWindowAllowsTwiceTheLimitAcrossAnEdge() {
+    Policy p = policy(Algorithm.FIXED_WINDOW, 2, Duration.ofSeconds(10));
+    String k = key("edge");
+    advanceMicros(8_000_000);
+    assertThat(limiter.check(k, p).allowed()).isTrue();
+    assertThat(limiter.check(k, p).allowed()).isTrue();
+    Decision third = limiter.check(k, p);
+    assertThat(third.allowed()).isFalse();
+    assertThat(third.retryAfter()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(third.resetAfter()).isEqualTo(Duration.ofSeconds(2));
+    advanceMicros(2_000_000);
+    assertThat(limiter.check(k, p).allowed()).isTrue();
+    assertThat(limiter.check(k, p).allowed()).isTrue();
+    assertThat(limiter.check(k, p).allowed()).isFalse();
+  }
+
+  /** After 10 requests fill a 10-per-window policy, exactly 5 more pass at the next window's half. */
+  @Test
+  void slidingWindowCounterWeighsThePreviousWindow() {
+    Policy p = policy(Algorithm.SLIDING_WINDOW, 10, Duration.ofSeconds(10));
+    String k = key("sw");
+    for (int i = 0; i < 10; i++) {
+      assertThat(limiter.check(k, p).allowed()).isTrue();
+    }
+    Decision denied = limiter.check(k, p);
+    assertThat(denied.allowed()).isFalse();
+    // the estimate 10·(1 − f) + 0 leaves room for one at f = 0.1: 1 s into the next window
+    assertThat(denied.retryAfter()).isEqualTo(Duration.ofSeconds(11));
+    advanceMicros(15_000_000);
+    int passed = 0;
+    while (limiter.check(k, p).allowed()) {
+      passed++;
+    }
+    assertThat(passed).isEqualTo(5);
+  }
+
+  /** The retryAfter of a sliding window counter is the first moment the estimate fits. */
+  @Test
+  void slidingWindowRetryAfterWithinTheWindow() {
+    Policy p = policy(Algorithm.SLIDING_WINDOW, 4, Duration.ofSeconds(10));
+    String k = key("sw-retry");
+    limiter.check(k, p, 4);
+    advanceMicros(10_000_000); // next window, previous = 4, f = 0
+    Decision d = limiter.check(k, p, 2);
+    assertThat(d.allowed()).isFalse();
+    // 4·(1 − f) + 2 <= 4  ⇔  f >= 0.5
+    assertThat(d.retryAfter()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(d.remaining()).isZero();
+    advanceMicros(2_500_000); // f = 0.25: estimate 3 leaves 1
+    assertThat(limiter.inspect(k, p).remaining()).isEqualTo(1);
+  }
+
+  @Test
+  void slidingLogRetryAfterWaitsForTheOldestUnitsToLeave() {
+    Policy p = policy(Algorithm.SLIDING_LOG, 3, Duration.ofSeconds(10));
+    String k = key("sl");
+    limiter.check(k, p);
+    advanceMicros(2_000_000);
+    limiter.check(k, p);
+    advanceMicros(3_000_000);
+    limiter.check(k, p);
+    Decision one = limiter.check(k, p);
+    assertThat(one.retryAfter()).isEqualTo(Duration.ofSeconds(5));
+    Decision two = limiter.check(k, p, 2);
+    assertThat(two.retryAfter()).isEqualTo(Duration.ofSeconds(7));
+    assertThat(two.resetAfter()).isEqualTo(Duration.ofSeconds(10));
+    advanceMicros(5_000_000);
+    assertThat(limiter.check(k, p).allowed()).isTrue();
+  }
+
+  @Test
+  void tokenBucketRefillsContinuously() {
+    Policy p = policy(Algorithm.TOKEN_BUCKET, 10, Duration.ofSeconds(10)).withBurst(5);
+    String k = key("tb");
+    assertThat(limiter.check(k, p, 5).allowed()).isTrue();
+    Decision d = limiter.check(k, p, 2);
+    assertThat(d.allowed()).isFalse();
+    assertThat(d.retryAfter()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(d.resetAfter()).isEqualTo(Duration.ofSeconds(5));
+    advanceMicros(2_500_000);
+    Decision ok = limiter.check(k, p, 2);
+    assertThat(ok.allowed()).isTrue();
+    assertThat(ok.remaining()).isZero();
+    assertThat(ok.resetAfter()).isEqualTo(Duration.ofMillis(4_500));
+  }
+
+  @Test
+  void gcraSpacesArrivalsByTheEmissionInterval() {
+    Policy p = policy(Algorithm.GCRA, 3, Duration.ofSeconds(1)); // T = 333,333.33 µs
+    String k = key("gcra");
+    limiter.check(k, p, 3);
+    Decision d = limiter.check(k, p);
+    assertThat(d.allowed()).isFalse();
+    assertThat(d.retryAfter()).isEqualTo(Duration.ofNanos(333_334_000));
+    assertThat(d.resetAfter()).isEqualTo(Duration.ofSeconds(1));
+  }
+
+  @Test
+  void leakyBucketDelaysAdmittedWorkToAConstantRate() {
+    Policy p = policy(Algorithm.LEAKY_BUCKET, 1, Duration.ofSeconds(1)).withBurst(3);
+    String k = key("lb");
+    assertThat(limiter.check(k, p).delay()).isZero();
+    assertThat(limiter.check(k, p).delay()).isEqualTo(Duration.ofSeconds(1));
+    Decision third = limiter.check(k, p);
+    assertThat(third.allowed()).isTrue();
+    assertThat(third.delay()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(third.resetAfter()).isEqualTo(Duration.ofSeconds(3));
+    Decision full = limiter.check(k, p);
+    assertThat(full.allowed()).isFalse();
+    assertThat(full.delay()).isZero();
+    assertThat(full.retryAfter()).isEqualTo(Duration.ofSeconds(1));
+    advanceMicros(1_500_000);
+    Decision later = limiter.check(k, p);
+    assertThat(later.allowed()).isTrue();
+    assertThat(later.delay()).isEqualTo(Duration.ofMillis(1_500));
+  }
+}
