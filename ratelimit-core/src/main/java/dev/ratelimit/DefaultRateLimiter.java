@@ -90,7 +90,7 @@ final class DefaultRateLimiter implements RateLimiter {
   @Override
   public void reset(String key, Policy policy) {
     validate(key, policy, 1);
-    backend.reset(key, policy);
+    backend.reset(key, policy, nowMicros());
   }
 
   @Override

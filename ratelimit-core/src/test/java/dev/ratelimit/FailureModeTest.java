@@ -28,7 +28,7 @@ class FailureModeTest {
     }
 
     @Override
-    public void reset(String key, Policy policy) {}
+    public void reset(String key, Policy policy, long nowMicros) {}
   }
 
   private RateLimiter limiter(FailureMode mode) {

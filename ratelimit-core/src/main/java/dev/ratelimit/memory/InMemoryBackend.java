@@ -120,7 +120,7 @@ public final class InMemoryBackend implements Backend {
   }
 
   @Override
-  public void reset(String key, Policy policy) {
+  public void reset(String key, Policy policy, long nowMicros) {
     synchronized (lockFor(key)) {
       states.invalidate(new StateKey(key, policy.name(), policy.algorithm()));
     }

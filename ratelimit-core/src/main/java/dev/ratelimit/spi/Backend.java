@@ -45,8 +45,11 @@ public interface Backend extends AutoCloseable {
    */
   Decision inspect(String key, Policy policy, long nowMicros);
 
-  /** Forgets the state of {@code key} under {@code policy}: its next check sees a fresh state. */
-  void reset(String key, Policy policy);
+  /**
+   * Forgets the state of {@code key} under {@code policy}: its next check sees a fresh state.
+   * {@code nowMicros} locates the windows of the window algorithms.
+   */
+  void reset(String key, Policy policy, long nowMicros);
 
   /** Releases what the backend owns; the default does nothing. */
   @Override

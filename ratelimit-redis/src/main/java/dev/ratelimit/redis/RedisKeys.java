@@ -1,0 +1,122 @@
+package dev.ratelimit.redis;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Policy;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The key layout {@code prefix:{key}:policy:algorithm[:suffix]}. The user key is the hash tag, so
+ * every key of one check (and of a multi-policy check) lands in one Redis Cluster slot. Key and
+ * policy name are escaped so that no two (key, policy) pairs share a Redis key: {@code % { } : #},
+ * white space, control characters and surrogates become {@code %XXXX} (the UTF-16 unit in hex), an
+ * injective code; a part longer than
+ * {@value #MAX_PART} characters once escaped becomes {@code #} and its SHA-256 in hex.
+ */
+final class RedisKeys {
+  /** The longest escaped part kept as it is. */
+  static final int MAX_PART = 128;
+
+  private static final HexFormat HEX = HexFormat.of().withUpperCase();
+
+  private final String prefix;
+  private final Map<String, String> policyParts = new ConcurrentHashMap<>();
+
+  RedisKeys(String prefix) {
+    this.prefix = prefix;
+  }
+
+  /** The state keys of {@code key} under {@code policy} at {@code nowMicros}, as the scripts expect them. */
+  List<Object> forCheck(String key, Policy policy, long nowMicros) {
+    String base = base(key, policy);
+    return switch (policy.algorithm()) {
+      case FIXED_WINDOW -> List.of(base + ":" + windowIndex(policy, nowMicros));
+      case SLIDING_WINDOW -> {
+        long index = windowIndex(policy, nowMicros);
+        yield List.of(base + ":" + index, base + ":" + (index - 1));
+      }
+      case SLIDING_LOG -> List.of(base, base + ":seq");
+      case TOKEN_BUCKET, GCRA, LEAKY_BUCKET -> List.of(base);
+    };
+  }
+
+  /** Every key that may hold state of {@code key} under {@code policy} around {@code nowMicros}. */
+  List<String> forReset(String key, Policy policy, long nowMicros) {
+    String base = base(key, policy);
+    return switch (policy.algorithm()) {
+      case FIXED_WINDOW, SLIDING_WINDOW -> {
+        long index = windowIndex(policy, nowMicros);
+        yield List.of(base + ":" + (index - 1), base + ":" + index, base + ":" + (index + 1));
+      }
+      case SLIDING_LOG -> List.of(base, base + ":seq");
+      case TOKEN_BUCKET, GCRA, LEAKY_BUCKET -> List.of(base);
+    };
+  }
+
+  /** The script's name of an algorithm. */
+  static String scriptName(Algorithm algorithm) {
+    return switch (algorithm) {
+      case FIXED_WINDOW -> "fixed_window";
+      case SLIDING_LOG -> "sliding_log";
+      case SLIDING_WINDOW -> "sliding_window";
+      case TOKEN_BUCKET -> "token_bucket";
+      case GCRA -> "gcra";
+      case LEAKY_BUCKET -> "leaky_bucket";
+    };
+  }
+
+  private String base(String key, Policy policy) {
+    String policyPart = policyParts.computeIfAbsent(policy.name(), RedisKeys::part);
+    return prefix + ":{" + part(key) + "}:" + policyPart + ":" + policy.algorithm().shortName();
+  }
+
+  private static long windowIndex(Policy policy, long nowMicros) {
+    return Math.floorDiv(nowMicros, policy.windowMicros());
+  }
+
+  /** The escaped (or hashed) form of one user-supplied part. */
+  static String part(String raw) {
+    String escaped = escape(raw);
+    return escaped.length() <= MAX_PART ? escaped : "#" + sha256(raw);
+  }
+
+  static String escape(String raw) {
+    int i = 0;
+    while (i < raw.length() && isPlain(raw.charAt(i))) {
+      i++;
+    }
+    if (i == raw.length()) {
+      return raw;
+    }
+    StringBuilder out = new StringBuilder(raw.length() + 16).append(raw, 0, i);
+    for (; i < raw.length(); i++) {
+      char ch = raw.charAt(i);
+      if (isPlain(ch)) {
+        out.append(ch);
+      } else {
+        out.append('%').append(HEX.toHexDigits(ch));
+      }
+    }
+    return out.toString();
+  }
+
+  /** Characters kept as they are: all but {@code % { } : #}, white space and ISO control characters. */
+  private static boolean isPlain(char ch) {
+    return ch > ' ' && ch != '%' && ch != '{' && ch != '}' && ch != ':' && ch != '#' && ch != 0x7F
+        && !Character.isISOControl(ch) && !Character.isWhitespace(ch) && !Character.isSurrogate(ch);
+  }
+
+  private static String sha256(String raw) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(raw.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every JVM", e);
+    }
+  }
+}

@@ -1,0 +1,30 @@
+-- TOKEN_BUCKET: capacity B refilled at L per W, kept in credits of 1/W token so that the refill is
+-- exactly L credits per µs and a unit costs W credits. A new bucket is full. Twin of TokenBucket.java.
+-- keys[1]: "credits last".
+algorithms.token_bucket = function(keys, t, c, window, limit, burst, apply)
+  local capacity = burst * window
+  local tokens = capacity
+  local stored = redis.call('GET', keys[1])
+  local last = t
+  if stored then
+    local credits_text, last_text = string.match(stored, '^(%-?%d+) (%-?%d+)$')
+    local credits = tonumber(credits_text)
+    last = tonumber(last_text)
+    local elapsed = math.max(0, t - last)
+    local missing = capacity - credits
+    if missing > 0 and elapsed <= math.floor(missing / limit) then
+      tokens = credits + elapsed * limit
+    end
+    last = math.max(last, t)
+  end
+  local need = c * window
+  if tokens >= need then
+    if apply then
+      tokens = tokens - need
+      local until_full = ceil_div(capacity - tokens, limit)
+      redis.call('SET', keys[1], int(tokens) .. ' ' .. int(last), 'PX', ttl_ms(last + until_full - t))
+    end
+    return {1, math.floor(tokens / window), 0, ceil_div(capacity - tokens, limit), 0}
+  end
+  return {0, math.floor(tokens / window), ceil_div(need - tokens, limit), ceil_div(capacity - tokens, limit), 0}
+end

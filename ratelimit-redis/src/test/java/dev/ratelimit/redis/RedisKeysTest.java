@@ -1,0 +1,61 @@
+package dev.ratelimit.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Policy;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+class RedisKeysTest {
+  private final RedisKeys keys = new RedisKeys("rl");
+  private static final long NOW = 1_700_000_000_000_000L;
+
+  @Test
+  void escapingIsInjectiveOnTrickyKeys() {
+    List<String> raw = List.of("a:b", "a%3Ab", "a%003Ab", "{a}", "%007Ba%007D", "a b", "a\tb", "a\u0000b",
+        "#abc", "%0023abc", "ключ", "🔑", "\uD83D", "\uDD11", "a}", "a{", ":", "::", "%", "%%");
+    Set<String> escaped = new HashSet<>();
+    for (String r : raw) {
+      assertThat(escaped.add(RedisKeys.part(r))).as("escaped form of %s is unique", r).isTrue();
+      assertThat(RedisKeys.part(r)).doesNotContain("{", "}", ":", " ");
+    }
+    assertThat(RedisKeys.part("user-42")).isEqualTo("user-42");
+    assertThat(RedisKeys.part("a:b")).isEqualTo("a%003Ab");
+  }
+
+  @Test
+  void longKeysAreHashedAndStillDistinct() {
+    String a = "x".repeat(10_240);
+    String b = "x".repeat(10_239) + "y";
+    assertThat(RedisKeys.part(a)).startsWith("#").hasSize(65).isNotEqualTo(RedisKeys.part(b));
+    assertThat(RedisKeys.part("x".repeat(RedisKeys.MAX_PART))).isEqualTo("x".repeat(RedisKeys.MAX_PART));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void everyKeyOfACheckSharesTheUserKeyAsHashTag(Algorithm algorithm) {
+    Policy p = Policy.of(10, Duration.ofSeconds(10), algorithm).withName("api:v1");
+    for (Object key : keys.forCheck("{user}:42", p, NOW)) {
+      String k = (String) key;
+      assertThat(k).startsWith("rl:{%007Buser%007D%003A42}:api%003Av1:" + algorithm.shortName());
+      String tag = k.substring(k.indexOf('{') + 1, k.indexOf('}'));
+      assertThat(tag).isEqualTo("%007Buser%007D%003A42");
+    }
+  }
+
+  @Test
+  void windowKeysAreComputedFromTheClock() {
+    Policy p = Policy.of(10, Duration.ofSeconds(10), Algorithm.SLIDING_WINDOW).withName("p");
+    long index = NOW / 10_000_000L;
+    assertThat(keys.forCheck("k", p, NOW)).containsExactly("rl:{k}:p:sw:" + index, "rl:{k}:p:sw:" + (index - 1));
+    Policy fw = p.withAlgorithm(Algorithm.FIXED_WINDOW);
+    assertThat(keys.forCheck("k", fw, NOW + 9_999_999)).containsExactly("rl:{k}:p:fw:" + index);
+    assertThat(keys.forCheck("k", fw, NOW + 10_000_000)).containsExactly("rl:{k}:p:fw:" + (index + 1));
+  }
+}

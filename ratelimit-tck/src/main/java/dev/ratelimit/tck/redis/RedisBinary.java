@@ -1,0 +1,162 @@
+package dev.ratelimit.tck.redis;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Finds a {@code redis-server} binary: the system property {@value #PROPERTY} when set ({@code
+ * embedded}, or a path), else {@code redis-server} on {@code PATH}, else the binary shipped by
+ * {@code com.github.lansheng228:embedded-redis}, extracted once per JVM.
+ */
+final class RedisBinary {
+  /** {@code embedded} forces the shipped binary; any other non-blank value is a binary's path. */
+  static final String PROPERTY = "ratelimit.redis.binary";
+  /** The version of the binary that the embedded-redis artifact ships. */
+  static final String EMBEDDED_VERSION = "7.0.9";
+
+  private static final Pattern VERSION = Pattern.compile("v=(\\d+)\\.(\\d+)\\.(\\d+)");
+  private static final Map<Path, String> VERSIONS = new ConcurrentHashMap<>();
+  private static Path embedded; // guarded by RedisBinary.class
+
+  private RedisBinary() {}
+
+  /** The binary to run; see the class comment for the order. */
+  static Path find() {
+    String forced = System.getProperty(PROPERTY, "").trim();
+    if (forced.equals("embedded")) {
+      return embedded();
+    }
+    if (!forced.isEmpty()) {
+      Path p = Path.of(forced);
+      if (!Files.isRegularFile(p) || !Files.isExecutable(p)) {
+        throw new IllegalStateException("-D" + PROPERTY + "=" + forced + " is not an executable file");
+      }
+      return p;
+    }
+    Path onPath = onPath("redis-server");
+    return onPath != null ? onPath : embedded();
+  }
+
+  /** The first executable {@code name} in a directory of {@code PATH}, or null. */
+  static Path onPath(String name) {
+    String path = System.getenv("PATH");
+    if (path == null) {
+      return null;
+    }
+    for (String dir : path.split(Pattern.quote(File.pathSeparator))) {
+      if (dir.isEmpty()) {
+        continue;
+      }
+      Path candidate = Path.of(dir, name);
+      if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+        return candidate;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The shipped binary, extracted from the classpath into {@code
+   * <java.io.tmpdir>/ratelimit-redis-7.0.9/} the first time (atomically: written to a temporary
+   * file, made executable, then moved into place), and reused after that.
+   */
+  static synchronized Path embedded() {
+    if (embedded != null) {
+      return embedded;
+    }
+    String resource = resourceName();
+    Path dir = Path.of(System.getProperty("java.io.tmpdir"), "ratelimit-redis-" + EMBEDDED_VERSION);
+    Path target = dir.resolve(resource);
+    try {
+      if (!Files.isRegularFile(target) || !Files.isExecutable(target)) {
+        Files.createDirectories(dir);
+        Path part = Files.createTempFile(dir, resource + "-", ".part");
+        try {
+          try (InputStream in = RedisBinary.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in == null) {
+              throw new IllegalStateException(
+                  "no redis-server on PATH, and the resource " + resource + " is not on the classpath"
+                      + " (it comes from com.github.lansheng228:embedded-redis:" + EMBEDDED_VERSION
+                      + ")");
+            }
+            Files.copy(in, part, StandardCopyOption.REPLACE_EXISTING);
+          }
+          File f = part.toFile();
+          if (!f.setReadable(true, false) || !f.setExecutable(true, false)) {
+            throw new IOException("cannot make " + part + " executable");
+          }
+          Files.move(part, target, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+          Files.deleteIfExists(part);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot extract " + resource + " to " + dir, e);
+    }
+    embedded = target;
+    return target;
+  }
+
+  /** The classpath resource for this OS and architecture, e.g. {@code redis-server-7.0.9-linux-amd64}. */
+  static String resourceName() {
+    String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
+    String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+    String o = os.startsWith("linux") ? "linux" : os.startsWith("mac") ? "darwin" : null;
+    String a =
+        arch.equals("amd64") || arch.equals("x86_64")
+            ? "amd64"
+            : arch.equals("aarch64") || arch.equals("arm64") ? "arm64" : null;
+    if (o == null || a == null) {
+      throw new IllegalStateException(
+          "no redis-server on PATH, and embedded-redis ships no binary for " + os + "/" + arch);
+    }
+    return "redis-server-" + EMBEDDED_VERSION + "-" + o + "-" + a;
+  }
+
+  /** The version {@code binary --version} reports, such as {@code 7.0.15}; cached per binary. */
+  static String version(Path binary) {
+    return VERSIONS.computeIfAbsent(binary, RedisBinary::runVersion);
+  }
+
+  /** The major version of {@code binary}, such as 7. */
+  static int major(Path binary) {
+    String v = version(binary);
+    return Integer.parseInt(v.substring(0, v.indexOf('.')));
+  }
+
+  private static String runVersion(Path binary) {
+    String output;
+    try {
+      Process p = new ProcessBuilder(binary.toString(), "--version").redirectErrorStream(true).start();
+      try (InputStream in = p.getInputStream()) {
+        output = new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
+      }
+      if (!p.waitFor(10, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new IllegalStateException(binary + " --version did not exit");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot run " + binary + " --version", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted running " + binary + " --version", e);
+    }
+    Matcher m = VERSION.matcher(output);
+    if (!m.find()) {
+      throw new IllegalStateException(binary + " --version printed no version: " + output);
+    }
+    return m.group(1) + "." + m.group(2) + "." + m.group(3);
+  }
+}

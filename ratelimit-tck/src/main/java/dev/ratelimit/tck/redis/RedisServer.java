@@ -1,0 +1,535 @@
+package dev.ratelimit.tck.redis;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A redis-server for tests: one this JVM started and owns ({@link #start()}), or one it was
+ * pointed at with {@code REDIS_URL} ({@link #shared()}), which it never stops.
+ *
+ * <p>An owned server runs in the foreground as a child {@link Process} bound to 127.0.0.1 on a free
+ * port, with no persistence ({@code --save '' --appendonly no}), its own temporary directory (which
+ * holds its log, {@code redis.log}) and {@code DEBUG} enabled for local connections. It is stopped
+ * through its process handle only, by {@link #stop()} or {@link #close()}, and at the latest by a
+ * shutdown hook when the JVM exits.
+ *
+ * <pre>{@code
+ * try (RedisServer redis = RedisServer.start()) {
+ *   redis.command("SET", "k", "v");
+ *   redis.restart();                       // same port, empty dataset
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe.
+ */
+public final class RedisServer implements AutoCloseable {
+  private static final String LOOPBACK = "127.0.0.1";
+  private static final long READY_TIMEOUT_MS = 10_000;
+  private static final long STOP_TIMEOUT_MS = 10_000;
+  private static final int PROBE_TIMEOUT_MS = 500;
+  private static final int START_ATTEMPTS = 5;
+  private static final int MAX_IDLE_CONNECTIONS = 8;
+  private static final int CLUSTER_BUS_OFFSET = 10_000;
+
+  /** Owned servers that are not closed yet, closed by the shutdown hook. */
+  private static final Set<RedisServer> LIVE = ConcurrentHashMap.newKeySet();
+
+  private static boolean hookInstalled; // guarded by RedisServer.class
+  private static RedisServer shared; // guarded by RedisServer.class
+
+  private final String host;
+  private final int port;
+  private final String url;
+  private final boolean owned;
+  private final Deque<RespConnection> idle = new ConcurrentLinkedDeque<>();
+
+  // for a server given by URL
+  private final String user;
+  private final String password;
+  private final int db;
+
+  // for an owned server
+  private final List<String> commandLine;
+  private final Path dir;
+  private volatile boolean sharedInstance;
+  private Process process; // guarded by this
+  private volatile long pid = -1;
+  private boolean closed; // guarded by this
+
+  private RedisServer(
+      String host, int port, String url, String user, String password, int db,
+      List<String> commandLine, Path dir) {
+    this.host = host;
+    this.port = port;
+    this.url = url;
+    this.owned = commandLine != null;
+    this.user = user;
+    this.password = password;
+    this.db = db;
+    this.commandLine = commandLine;
+    this.dir = dir;
+  }
+
+  /**
+   * The server of this JVM's tests. When the environment variable {@code REDIS_URL} is set (such
+   * as {@code redis://127.0.0.1:6379} or {@code redis://host:port/0}), the server it names, which
+   * the tests did not start ({@code owned() == false}); otherwise a server started on the first
+   * call, owned, and stopped by a shutdown hook when the JVM exits. Every call returns the same
+   * instance. Its {@link #close()} does nothing, so that no test can stop it for the others.
+   */
+  public static synchronized RedisServer shared() {
+    if (shared == null) {
+      String env = System.getenv("REDIS_URL");
+      RedisServer s = env != null && !env.isBlank() ? external(env.trim()) : start();
+      s.markShared();
+      shared = s;
+    }
+    return shared;
+  }
+
+  /**
+   * Starts a new server that this JVM owns, on a free loopback port, from {@link #binary()}, with
+   * {@code --bind 127.0.0.1 --port P --save '' --appendonly no --dir <its own temp dir>
+   * --enable-debug-command local} (the last flag only for Redis 7 and later). It returns once the
+   * server answers {@code PING} (at most 10 s, then it fails with the end of the server's log); a
+   * port taken meanwhile by someone else is retried with another port.
+   */
+  public static RedisServer start() {
+    return start(binary(), false);
+  }
+
+  /**
+   * The {@code redis-server} binary that {@link #start()} runs: {@code redis-server} on {@code
+   * PATH}; otherwise the one shipped by {@code com.github.lansheng228:embedded-redis:7.0.9},
+   * extracted once per JVM under {@code java.io.tmpdir}. The system property {@code
+   * ratelimit.redis.binary} overrides this: {@code embedded} forces the shipped binary, any other
+   * value is the path of the binary to run.
+   */
+  public static Path binary() {
+    return RedisBinary.find();
+  }
+
+  /** The shipped binary, extracted if it is not already (for tests of the fallback). */
+  static Path embeddedBinary() {
+    return RedisBinary.embedded();
+  }
+
+  /** A server this JVM does not own, given by {@code redis://[[user]:password@]host[:port][/db]}. */
+  static RedisServer external(String url) {
+    URI uri = URI.create(url);
+    if (!"redis".equals(uri.getScheme()) || uri.getHost() == null) {
+      throw new IllegalArgumentException("not a redis://host:port URL: " + url);
+    }
+    String path = uri.getPath() == null ? "" : uri.getPath().replaceFirst("^/", "");
+    int db = path.isEmpty() ? 0 : Integer.parseInt(path);
+    String user = null;
+    String password = null;
+    if (uri.getUserInfo() != null) {
+      int colon = uri.getUserInfo().indexOf(':');
+      user = colon <= 0 ? null : uri.getUserInfo().substring(0, colon);
+      password = uri.getUserInfo().substring(colon + 1);
+    }
+    int port = uri.getPort() < 0 ? 6379 : uri.getPort();
+    return new RedisServer(uri.getHost(), port, url, user, password, db, null, null);
+  }
+
+  /** Starts an owned server from {@code binary}; a cluster node also gets a free bus port. */
+  static RedisServer start(Path binary, boolean clusterNode) {
+    int major = RedisBinary.major(binary);
+    PortTakenException taken = null;
+    for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
+      int port = freePort(clusterNode);
+      Path dir;
+      try {
+        dir = Files.createTempDirectory("ratelimit-redis-" + port + "-");
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      List<String> cmd = new ArrayList<>(List.of(binary.toString(),
+          "--bind", LOOPBACK, "--port", Integer.toString(port),
+          "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir.toString()));
+      if (major >= 7) {
+        cmd.addAll(List.of("--enable-debug-command", "local"));
+      }
+      if (clusterNode) {
+        cmd.addAll(List.of("--cluster-enabled", "yes",
+            "--cluster-config-file", dir.resolve("nodes.conf").toString(),
+            "--cluster-node-timeout", "2000"));
+      }
+      RedisServer s =
+          new RedisServer(LOOPBACK, port, "redis://" + LOOPBACK + ":" + port, null, null, 0, cmd, dir);
+      try {
+        s.launch();
+        return s;
+      } catch (PortTakenException e) {
+        s.shutdown();
+        taken = e;
+      } catch (RuntimeException | Error e) {
+        s.shutdown();
+        throw e;
+      }
+    }
+    throw new IllegalStateException(
+        "redis-server could not bind a free port in " + START_ATTEMPTS + " attempts", taken);
+  }
+
+  /** The host: 127.0.0.1 for an owned server. */
+  public String host() {
+    return host;
+  }
+
+  /** The port. */
+  public int port() {
+    return port;
+  }
+
+  /** {@code redis://127.0.0.1:PORT} for an owned server; the given URL for one this JVM does not own. */
+  public String url() {
+    return url;
+  }
+
+  /** Whether this JVM started the server (and may stop it). */
+  public boolean owned() {
+    return owned;
+  }
+
+  /** The server's process id (of its last process once stopped); -1 when not owned. */
+  public long pid() {
+    return pid;
+  }
+
+  /**
+   * Stops the server: ends its process (by its handle, so by PID) and waits until it has exited.
+   * Does nothing when it is already stopped. The port then refuses connections.
+   *
+   * @throws IllegalStateException when this JVM does not own the server
+   */
+  public synchronized void stop() {
+    requireOwned("stop");
+    Process p = process;
+    process = null;
+    closeIdle();
+    if (p != null) {
+      end(p);
+    }
+  }
+
+  /**
+   * Stops the server if it runs, then starts it again on the same port with the same flags, and
+   * waits until it answers {@code PING}. Its dataset is empty (there is no persistence); a cluster
+   * node keeps its cluster configuration ({@code nodes.conf}).
+   *
+   * @throws IllegalStateException when this JVM does not own the server, or it is closed
+   */
+  public synchronized void restart() {
+    requireOwned("restart");
+    if (closed) {
+      throw new IllegalStateException("closed: " + this);
+    }
+    stop();
+    launch();
+  }
+
+  /**
+   * Sends one command on a pooled connection (or a new one) and returns the reply: a {@code
+   * String} (simple or bulk string), a {@code Long}, a {@code List<Object>} or {@code null}.
+   * Arguments are sent as their {@code toString()}, a {@code byte[]} as is. A pooled connection
+   * that the server has closed meanwhile is replaced and the command sent on a new one.
+   *
+   * @throws RedisReplyException when Redis answers with an error
+   * @throws UncheckedIOException when the server cannot be reached
+   */
+  public Object command(Object... args) {
+    RespConnection c = idle.pollFirst();
+    boolean pooled = c != null;
+    if (c == null) {
+      try {
+        c = connect();
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot connect to " + host + ":" + port + ": " + e, e);
+      }
+    }
+    try {
+      Object reply;
+      try {
+        reply = c.call(args);
+      } catch (RespConnection.ClosedException e) {
+        if (!pooled) {
+          throw e;
+        }
+        c.close();
+        c = connect();
+        reply = c.call(args);
+      }
+      release(c);
+      return reply;
+    } catch (RedisReplyException e) {
+      release(c); // an error reply leaves the connection in step
+      throw e;
+    } catch (IOException e) {
+      c.close();
+      throw new UncheckedIOException(
+          (args.length > 0 ? args[0] : "") + " on " + host + ":" + port + ": " + e.getMessage(), e);
+    } catch (RuntimeException | Error e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  /** The text of {@code INFO section}, such as {@code info("server")}. */
+  public String info(String section) {
+    return (String) command("INFO", section);
+  }
+
+  /**
+   * Stops the server if this JVM owns it and deletes its directory; for one it does not own (and
+   * for the {@link #shared()} instance) it only closes idle connections.
+   */
+  @Override
+  public void close() {
+    if (!owned || sharedInstance) {
+      closeIdle();
+    } else {
+      shutdown();
+    }
+  }
+
+  /** Makes {@link #close()} leave the server running: it belongs to every test of the JVM. */
+  void markShared() {
+    sharedInstance = true;
+  }
+
+  /** Stops an owned server for good and deletes its directory. */
+  private synchronized void shutdown() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      stop();
+    } finally {
+      LIVE.remove(this);
+      deleteDir();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "RedisServer[" + url + (owned ? ", pid " + pid : ", not owned") + "]";
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  /** Starts the process and waits until it answers PING; on failure, ends it and throws. */
+  private synchronized void launch() {
+    Path log = dir.resolve("redis.log");
+    Process p;
+    try {
+      p = new ProcessBuilder(commandLine)
+          .directory(dir.toFile())
+          .redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+          .start();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot run " + commandLine.get(0), e);
+    }
+    process = p;
+    pid = p.pid();
+    register(this);
+    try {
+      awaitReady(p);
+    } catch (RuntimeException | Error e) {
+      process = null;
+      end(p);
+      throw e;
+    }
+  }
+
+  private void awaitReady(Process p) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(READY_TIMEOUT_MS);
+    while (true) {
+      if (!p.isAlive()) {
+        String tail = logTail();
+        String msg = "redis-server on port " + port + " exited with code " + p.exitValue()
+            + "; the end of " + dir.resolve("redis.log") + ":\n" + tail;
+        if (tail.contains("Address already in use")) {
+          throw new PortTakenException(msg);
+        }
+        throw new IllegalStateException(msg);
+      }
+      try (RespConnection c = RespConnection.open(LOOPBACK, port, PROBE_TIMEOUT_MS)) {
+        if ("PONG".equals(c.call("PING"))) {
+          String info = (String) c.call("INFO", "server");
+          if (!info.contains("process_id:" + p.pid() + "\r\n")) {
+            throw new PortTakenException("port " + port + " is served by another process: " + info);
+          }
+          return;
+        }
+      } catch (IOException | RedisReplyException e) {
+        // not listening yet, or still loading
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("redis-server on port " + port + " did not answer PING in "
+            + READY_TIMEOUT_MS + " ms; the end of " + dir.resolve("redis.log") + ":\n" + logTail());
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while starting redis-server", e);
+      }
+    }
+  }
+
+  /** Ends {@code p} (SIGTERM, then SIGKILL after 10 s) and waits for it to exit. */
+  private static void end(Process p) {
+    boolean interrupted = false;
+    try {
+      p.destroy();
+      while (true) {
+        try {
+          if (!p.waitFor(STOP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+            p.destroyForcibly();
+            if (!p.waitFor(STOP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+              throw new IllegalStateException("redis-server pid " + p.pid() + " does not exit");
+            }
+          }
+          return;
+        } catch (InterruptedException e) {
+          interrupted = true; // finish stopping it, then restore the flag
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private RespConnection connect() throws IOException {
+    RespConnection c = RespConnection.open(host, port);
+    try {
+      if (password != null) {
+        if (user != null) {
+          c.call("AUTH", user, password);
+        } else {
+          c.call("AUTH", password);
+        }
+      }
+      if (db != 0) {
+        c.call("SELECT", db);
+      }
+      return c;
+    } catch (IOException | RuntimeException e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  private void release(RespConnection c) {
+    if (idle.size() < MAX_IDLE_CONNECTIONS) {
+      idle.offerFirst(c);
+    } else {
+      c.close();
+    }
+  }
+
+  private void closeIdle() {
+    for (RespConnection c; (c = idle.pollFirst()) != null; ) {
+      c.close();
+    }
+  }
+
+  private void requireOwned(String what) {
+    if (!owned) {
+      throw new IllegalStateException("cannot " + what + " " + url + ": this JVM did not start it");
+    }
+  }
+
+  private String logTail() {
+    try {
+      List<String> lines = Files.readAllLines(dir.resolve("redis.log"), StandardCharsets.UTF_8);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
+    } catch (IOException e) {
+      return "(no log: " + e + ")";
+    }
+  }
+
+  private void deleteDir() {
+    try (Stream<Path> files = Files.walk(dir)) {
+      files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+    } catch (IOException e) {
+      // a temporary directory left behind
+    }
+  }
+
+  /** A free loopback port; for a cluster node, one whose bus port (+10000) is free as well. */
+  private static int freePort(boolean clusterNode) {
+    for (int i = 0; i < 100; i++) {
+      int p = bindable(0);
+      if (!clusterNode) {
+        return p;
+      }
+      int bus = p + CLUSTER_BUS_OFFSET;
+      if (bus <= 65_535 && bindable(bus) == bus) {
+        return p;
+      }
+    }
+    throw new IllegalStateException("no free port P with P+" + CLUSTER_BUS_OFFSET + " free");
+  }
+
+  /** Binds {@code port} (0: any) on loopback and returns the port bound, or -1 if it is taken. */
+  private static int bindable(int port) {
+    try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getByName(LOOPBACK))) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      if (port == 0) {
+        throw new UncheckedIOException("cannot bind any loopback port", e);
+      }
+      return -1;
+    }
+  }
+
+  private static synchronized void register(RedisServer s) {
+    LIVE.add(s);
+    if (!hookInstalled) {
+      hookInstalled = true;
+      Runtime.getRuntime().addShutdownHook(new Thread(RedisServer::closeAll, "redis-server-stop"));
+    }
+  }
+
+  /** Stops every owned server still running; run by the shutdown hook. */
+  private static void closeAll() {
+    for (RedisServer s : LIVE) {
+      try {
+        s.shutdown();
+      } catch (RuntimeException e) {
+        System.err.println("could not stop " + s + ": " + e);
+      }
+    }
+  }
+
+  /** The port was taken by someone else between choosing it and the server binding it. */
+  private static final class PortTakenException extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    PortTakenException(String message) {
+      super(message);
+    }
+  }
+}
