@@ -40,8 +40,8 @@ public record Policy(long limit, Duration window, Algorithm algorithm, long burs
   /** The largest capacity × window (µs) for the algorithms that need it to compute exactly. */
   public static final long MAX_CAPACITY_TIMES_WINDOW_MICROS = 1L << 52;
 
-  private static final Pattern SPEC =
-      Pattern.compile("\\s*(\\d{1,18})\\s*/\\s*(\\d{0,12})\\s*(ms|s|m|h|d)\\s*");
+  private static final Pattern LIMIT = Pattern.compile("\\s*(\\d{1,18})\\s*");
+  private static final Pattern WINDOW = Pattern.compile("\\s*(\\d{0,12})\\s*(ms|s|m|h|d)\\s*");
 
   /** Validates every component; see the class comment for the rules. */
   public Policy {
@@ -95,26 +95,49 @@ public record Policy(long limit, Duration window, Algorithm algorithm, long burs
    * @throws IllegalArgumentException naming the spec when it does not parse
    */
   public static Policy parse(String spec) {
-    Matcher m = spec == null ? null : SPEC.matcher(spec);
+    int slash = spec == null ? -1 : spec.indexOf('/');
+    Matcher m = slash < 0 ? null : LIMIT.matcher(spec.substring(0, slash));
     Require.argument(m != null && m.matches(),
         "cannot parse policy spec '%s': expected N/unit or N/Kunit with unit ms, s, m, h or d, "
             + "e.g. \"100/1m\" or \"5/5m\"", spec);
-    long amount = m.group(2).isEmpty() ? 1 : Long.parseLong(m.group(2));
-    Require.argument(amount >= 1, "window amount in policy spec '%s' must be at least 1", spec);
-    ChronoUnit unit = switch (m.group(3)) {
+    Duration window;
+    try {
+      window = parseWindow(spec.substring(slash + 1), true);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("cannot parse policy spec '" + spec + "': " + e.getMessage(), e);
+    }
+    return of(Long.parseLong(m.group(1)), window);
+  }
+
+  /**
+   * Parses a window such as {@code "1m"}, {@code "500ms"}, {@code "2h"}, {@code "1d"}: a whole
+   * number and a unit {@code ms s m h d}.
+   *
+   * @throws IllegalArgumentException naming the text when it does not parse
+   */
+  public static Duration parseWindow(String text) {
+    return parseWindow(text, false);
+  }
+
+  private static Duration parseWindow(String text, boolean amountOptional) {
+    Matcher m = text == null ? null : WINDOW.matcher(text);
+    Require.argument(m != null && m.matches() && (amountOptional || !m.group(1).isEmpty()),
+        "cannot parse window '%s': expected a whole number and a unit ms, s, m, h or d, e.g. \"1m\" "
+            + "or \"500ms\"", text);
+    long amount = m.group(1).isEmpty() ? 1 : Long.parseLong(m.group(1));
+    Require.argument(amount >= 1, "window amount in '%s' must be at least 1", text);
+    ChronoUnit unit = switch (m.group(2)) {
       case "ms" -> ChronoUnit.MILLIS;
       case "s" -> ChronoUnit.SECONDS;
       case "m" -> ChronoUnit.MINUTES;
       case "h" -> ChronoUnit.HOURS;
       default -> ChronoUnit.DAYS;
     };
-    Duration window;
     try {
-      window = Duration.of(amount, unit);
+      return Duration.of(amount, unit);
     } catch (ArithmeticException e) {
-      throw new IllegalArgumentException("window in policy spec '" + spec + "' is too large", e);
+      throw new IllegalArgumentException("window '" + text + "' is too large", e);
     }
-    return of(Long.parseLong(m.group(1)), window);
   }
 
   /** This policy with another algorithm; a derived name follows the change. */

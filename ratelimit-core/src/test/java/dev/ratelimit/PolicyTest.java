@@ -52,6 +52,19 @@ class PolicyTest {
         .hasMessageContaining("'" + spec + "'");
   }
 
+  @ParameterizedTest
+  @CsvSource({"1m, PT1M", "500ms, PT0.5S", "2h, PT2H", "1d, PT24H", "' 10 s', PT10S"})
+  void parsesWindows(String text, Duration window) {
+    assertThat(Policy.parseWindow(text)).isEqualTo(window);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"", "m", "1", "1 minute", "-1s", "0s"})
+  void refusesBadWindowsNamingThem(String text) {
+    assertThatThrownBy(() -> Policy.parseWindow(text)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("'" + text + "'");
+  }
+
   @Test
   void refusesANullSpec() {
     assertThatThrownBy(() -> Policy.parse(null)).isInstanceOf(IllegalArgumentException.class)

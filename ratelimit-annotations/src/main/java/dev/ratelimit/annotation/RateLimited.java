@@ -1,0 +1,87 @@
+package dev.ratelimit.annotation;
+
+import dev.ratelimit.Algorithm;
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Repeatable;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Limits calls of a method (or of every public method of a class; the method's own annotations
+ * win). Repeatable: several on one method are checked together, all or nothing, in one
+ * {@code checkAll} per distinct key.
+ *
+ * <pre>{@code
+ * @RateLimited(key = "#userId", policy = "api")                      // a policy from configuration
+ * @RateLimited(key = "#userId", limit = 5, window = "1s")             // an inline one
+ * public Order place(String userId, Order order) { ... }
+ *
+ * @RateLimited(key = "'partner-api'", limit = 10, window = "1s", mode = Mode.WAIT, maxWait = "5s")
+ * public Quote fetchQuote(String symbol) { ... }                      // outbound: waits for its turn
+ * }</pre>
+ *
+ * <p>Expressions are SpEL, parsed once at start-up (a bad expression or an unknown policy name
+ * fails the application context, naming the method). They see the method's arguments by name
+ * ({@code #userId}; compile with {@code -parameters}) and as {@code #p0}/{@code #a0}, {@code #args},
+ * {@code #method}, {@code #request} and {@code #clientIp} in a web request, {@code #principal},
+ * and beans as {@code @beanName}. Type references, constructors and reflection are refused.
+ * Each policy has its own key namespace: two policies with the same key never share counters.
+ */
+@Documented
+@Retention(RetentionPolicy.RUNTIME)
+@Target({ElementType.METHOD, ElementType.TYPE})
+@Repeatable(RateLimited.List.class)
+public @interface RateLimited {
+
+  /** The key, in SpEL. Empty (the default) means one bucket for the whole method. */
+  String key() default "";
+
+  /** The name of a policy from configuration ({@code ratelimit.policies.NAME}); or use {@link #limit}. */
+  String policy() default "";
+
+  /** An inline policy's limit per {@link #window}; used when {@link #policy} is empty. */
+  long limit() default -1;
+
+  /** An inline policy's window, e.g. {@code "1m"}, {@code "500ms"}. */
+  String window() default "";
+
+  /** An inline policy's algorithm. */
+  Algorithm algorithm() default Algorithm.GCRA;
+
+  /** An inline policy's burst (capacity of the bucket algorithms); default the limit. */
+  long burst() default -1;
+
+  /** An inline policy's name; default {@code ClassName.method} (and an index when repeated). */
+  String name() default "";
+
+  /** The cost of one call, in SpEL, evaluating to a whole number of at least 1. */
+  String cost() default "1";
+
+  /** What happens when the limit is reached. */
+  Mode mode() default Mode.REJECT;
+
+  /** In {@link Mode#WAIT}, the longest a call waits for its turn, e.g. {@code "30s"}. */
+  String maxWait() default "30s";
+
+  /** What a call does when its limit is reached. */
+  enum Mode {
+    /** Throw {@link RateLimitExceededException} at once. */
+    REJECT,
+    /**
+     * Wait until admitted (honouring {@code retryAfter}, and a leaky bucket's {@code delay}), up to
+     * {@code maxWait}; then proceed, or throw {@link RateLimitExceededException}.
+     */
+    WAIT
+  }
+
+  /** The container of repeated {@link RateLimited} annotations. */
+  @Documented
+  @Retention(RetentionPolicy.RUNTIME)
+  @Target({ElementType.METHOD, ElementType.TYPE})
+  @interface List {
+    /** The annotations. */
+    RateLimited[] value();
+  }
+}

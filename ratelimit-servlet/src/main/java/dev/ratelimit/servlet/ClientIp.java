@@ -1,0 +1,202 @@
+package dev.ratelimit.servlet;
+
+import jakarta.servlet.http.HttpServletRequest;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * The client's IP address of a request, as a rate-limit key can trust it.
+ *
+ * <p>The peer ({@code request.getRemoteAddr()}) is the client, unless the peer is a trusted proxy
+ * (inside one of the configured CIDRs). Only then are {@code X-Forwarded-For} and {@code Forwarded}
+ * (RFC 7239 {@code for=}) read, right to left, skipping trusted hops: the first hop that is not
+ * trusted is the client. If every hop is trusted, the leftmost one is.
+ *
+ * <ul>
+ *   <li>A forged header from a peer that is not trusted changes nothing.</li>
+ *   <li>An entry that is not an IP literal ({@code unknown}, an obfuscated {@code _id}, a host
+ *       name, garbage) stops the walk, and the peer is the client: conservative, so junk never
+ *       lands a request in a bucket of its choosing. Names are never resolved (no DNS).</li>
+ *   <li>When both headers are present they must agree on the client; otherwise the peer is the
+ *       client. (A proxy usually maintains one of them and passes the other through untouched, so
+ *       disagreement means one of them was forged.)</li>
+ *   <li>Ports are stripped ({@code 192.0.2.1:8080}, {@code "[2001:db8::1]:4711"}); addresses are
+ *       printed canonically (RFC 5952 for IPv6, IPv4-mapped IPv6 as IPv4), so that one address has
+ *       one key however it is spelled.</li>
+ * </ul>
+ *
+ * <p>Thread-safe and immutable.
+ */
+public final class ClientIp {
+  private final List<InetLiterals.Cidr> trusted;
+
+  /**
+   * A resolver trusting the proxies in {@code trustedProxyCidrs}: IPv4 or IPv6 networks such as
+   * {@code 10.0.0.0/8}, {@code 2001:db8::/32}, {@code ::1/128}, or single addresses. An empty list
+   * trusts no proxy: the peer is always the client.
+   *
+   * @throws IllegalArgumentException naming an entry that is not a network
+   */
+  public ClientIp(List<String> trustedProxyCidrs) {
+    Objects.requireNonNull(trustedProxyCidrs, "trustedProxyCidrs");
+    List<InetLiterals.Cidr> cidrs = new ArrayList<>(trustedProxyCidrs.size());
+    for (String cidr : trustedProxyCidrs) {
+      cidrs.add(InetLiterals.Cidr.parse(cidr));
+    }
+    this.trusted = List.copyOf(cidrs);
+  }
+
+  /**
+   * The client address of {@code request}, canonically printed. When the peer address is not an
+   * IP literal at all (a Unix socket, say), it is returned as the container gives it.
+   */
+  public String resolve(HttpServletRequest request) {
+    String remote = request.getRemoteAddr();
+    byte[] peer = InetLiterals.parseNode(remote);
+    if (peer == null) {
+      return remote;
+    }
+    if (!isTrusted(peer)) {
+      return InetLiterals.format(peer);
+    }
+    List<String> xff = forwardedFor(request);
+    List<String> forwarded = forwarded(request);
+    byte[] fromXff = xff == null ? null : walk(xff, peer);
+    byte[] fromForwarded = forwarded == null ? null : walk(forwarded, peer);
+    byte[] client;
+    if (xff == null && forwarded == null) {
+      client = peer;
+    } else if (xff == null) {
+      client = fromForwarded;
+    } else if (forwarded == null) {
+      client = fromXff;
+    } else {
+      client = fromXff != null && fromForwarded != null
+          && java.util.Arrays.equals(fromXff, fromForwarded) ? fromXff : null;
+    }
+    return InetLiterals.format(client == null ? peer : client);
+  }
+
+  /** Whether {@code address} is inside one of the trusted networks. */
+  boolean isTrusted(byte[] address) {
+    for (InetLiterals.Cidr cidr : trusted) {
+      if (cidr.contains(address)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Walks the hops right to left from a trusted peer; null when an entry is not an address. */
+  private byte[] walk(List<String> hops, byte[] peer) {
+    byte[] current = peer;
+    for (int i = hops.size() - 1; i >= 0; i--) {
+      byte[] hop = InetLiterals.parseNode(hops.get(i));
+      if (hop == null) {
+        return null;
+      }
+      if (!isTrusted(hop)) {
+        return hop;
+      }
+      current = hop;
+    }
+    return current;
+  }
+
+  /** The {@code X-Forwarded-For} entries of all its lines in order, or null when absent. */
+  static List<String> forwardedFor(HttpServletRequest request) {
+    List<String> lines = lines(request, "X-Forwarded-For");
+    if (lines == null) {
+      return null;
+    }
+    List<String> hops = new ArrayList<>();
+    for (String line : lines) {
+      for (String entry : line.split(",", -1)) {
+        hops.add(entry.trim());
+      }
+    }
+    return hops;
+  }
+
+  /**
+   * The {@code for=} values of the {@code Forwarded} elements of all its lines in order (a null
+   * entry for an element without {@code for}), or null when the header is absent.
+   */
+  static List<String> forwarded(HttpServletRequest request) {
+    List<String> lines = lines(request, "Forwarded");
+    if (lines == null) {
+      return null;
+    }
+    List<String> hops = new ArrayList<>();
+    for (String line : lines) {
+      for (String element : split(line, ',')) {
+        String node = null;
+        for (String pair : split(element, ';')) {
+          int eq = pair.indexOf('=');
+          if (eq > 0 && pair.substring(0, eq).trim().toLowerCase(Locale.ROOT).equals("for")) {
+            node = unquote(pair.substring(eq + 1).trim());
+            break;
+          }
+        }
+        hops.add(node);
+      }
+    }
+    return hops;
+  }
+
+  private static List<String> lines(HttpServletRequest request, String name) {
+    Enumeration<String> values = request.getHeaders(name);
+    if (values == null || !values.hasMoreElements()) {
+      return null;
+    }
+    return Collections.list(values);
+  }
+
+  /** Splits on {@code separator} outside quoted strings (RFC 7230 quoted-string with escapes). */
+  private static List<String> split(String s, char separator) {
+    List<String> parts = new ArrayList<>();
+    StringBuilder current = new StringBuilder();
+    boolean quoted = false;
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (quoted && c == '\\' && i + 1 < s.length()) {
+        current.append(c).append(s.charAt(++i));
+        continue;
+      }
+      if (c == '"') {
+        quoted = !quoted;
+      } else if (c == separator && !quoted) {
+        parts.add(current.toString());
+        current.setLength(0);
+        continue;
+      }
+      current.append(c);
+    }
+    parts.add(current.toString());
+    return parts;
+  }
+
+  private static String unquote(String value) {
+    if (value.length() < 2 || value.charAt(0) != '"' || value.charAt(value.length() - 1) != '"') {
+      return value;
+    }
+    StringBuilder sb = new StringBuilder(value.length());
+    for (int i = 1; i < value.length() - 1; i++) {
+      char c = value.charAt(i);
+      if (c == '\\' && i + 1 < value.length() - 1) {
+        c = value.charAt(++i);
+      }
+      sb.append(c);
+    }
+    return sb.toString();
+  }
+
+  @Override
+  public String toString() {
+    return "ClientIp[trusted=" + trusted + "]";
+  }
+}

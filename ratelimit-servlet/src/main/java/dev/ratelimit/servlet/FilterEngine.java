@@ -1,0 +1,240 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.MultiDecision;
+import dev.ratelimit.RateLimiter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.math.RoundingMode;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Pattern;
+import org.springframework.expression.EvaluationContext;
+import org.springframework.http.server.PathContainer;
+
+/** What the filter does per request, once built: match, resolve keys and costs, check, answer. */
+final class FilterEngine {
+  /** The evaluated-key part of the shared key of requests whose key is missing. */
+  static final String MISSING = "<missing>";
+  /** Evaluated keys longer than this are replaced by their SHA-256, bounding memory per key. */
+  static final int MAX_KEY_LENGTH = 200;
+
+  /** A decimal number as text (a query parameter, say), without exponent. */
+  private static final Pattern DECIMAL = Pattern.compile("\\s*[+-]?\\d{1,40}(\\.\\d{1,40})?\\s*");
+  private static final AtomicLong INSTANCES = new AtomicLong();
+
+  private final RateLimiter limiter;
+  private final List<Matching.CompiledRule> rules;
+  private final boolean matchAll;
+  private final ClientIp clientIp;
+  private final HeaderOptions headers;
+  private final MissingKey missingKey;
+  private final DeniedHandler deniedHandler;
+  private final LogThrottle log;
+  private final String appliedAttribute;
+
+  FilterEngine(RateLimiter limiter, List<RateLimitRule> rules, boolean matchAll, ClientIp clientIp,
+      HeaderOptions headers, MissingKey missingKey, DeniedHandler deniedHandler, LogThrottle log) {
+    this.limiter = limiter;
+    List<Matching.CompiledRule> compiled = new ArrayList<>(rules.size());
+    for (RateLimitRule rule : rules) {
+      compiled.add(new Matching.CompiledRule(rule));
+    }
+    this.rules = List.copyOf(compiled);
+    this.matchAll = matchAll;
+    this.clientIp = clientIp;
+    this.headers = headers;
+    this.missingKey = missingKey;
+    this.deniedHandler = deniedHandler != null ? deniedHandler
+        : (request, response, decision) -> RateLimitResponses.writeDenied(response, decision.decisions(), headers);
+    this.log = log;
+    this.appliedAttribute = RateLimitFilter.class.getName() + ".applied." + INSTANCES.incrementAndGet();
+  }
+
+  void handle(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+      throws IOException, ServletException {
+    if (request.getAttribute(appliedAttribute) != null) {
+      chain.doFilter(request, response); // a forward, include, async or error dispatch: counted once
+      return;
+    }
+    request.setAttribute(appliedAttribute, Boolean.TRUE);
+    String path = Matching.pathWithinApplication(request);
+    String method = request.getMethod();
+    PathContainer container = Matching.container(path);
+    PathContainer withoutSlash = path.length() > 1 && path.endsWith("/")
+        ? Matching.container(path.substring(0, path.length() - 1)) : null;
+
+    List<Matching.CompiledRule> matched = new ArrayList<>(2);
+    List<Map<String, String>> pathVariables = new ArrayList<>(2);
+    for (Matching.CompiledRule rule : rules) {
+      if (!rule.matchesMethod(method)) {
+        continue;
+      }
+      Map<String, String> variables = rule.match(container, withoutSlash);
+      if (variables != null) {
+        matched.add(rule);
+        pathVariables.add(variables);
+        if (!matchAll) {
+          break;
+        }
+      }
+    }
+    if (matched.isEmpty()) {
+      chain.doFilter(request, response);
+      return;
+    }
+
+    // every key and cost first, so that a rejected request consumes nothing anywhere
+    Expressions.RequestValues values =
+        new Expressions.RequestValues(request, clientIp.resolve(request), path, method);
+    String[] keys = new String[matched.size()];
+    long[] costs = new long[matched.size()];
+    for (int i = 0; i < matched.size(); i++) {
+      Matching.CompiledRule rule = matched.get(i);
+      EvaluationContext context = Expressions.context(values, pathVariables.get(i));
+      String key = key(rule, context);
+      if (key == null) {
+        if (missingKey == MissingKey.REJECT) {
+          rejectMissingKey(response, rule);
+          return;
+        }
+        key = MISSING;
+      }
+      keys[i] = rule.rule.name() + ":" + key;
+      costs[i] = cost(rule, context);
+    }
+
+    // one checkAll per matched rule (its key is its own), in rule order, stopping at a denial
+    List<Decision> checked = new ArrayList<>();
+    boolean allowed = true;
+    for (int i = 0; i < matched.size() && allowed; i++) {
+      MultiDecision decision = limiter.checkAll(keys[i], matched.get(i).rule.policies(), costs[i]);
+      checked.addAll(decision.decisions());
+      allowed = decision.allowed();
+    }
+    if (!RateLimitResponses.hasLimitHeaders(checked)) {
+      log.warn("degraded", "the rate limiter's backend failed; its failure mode decided "
+          + (allowed ? "to allow" : "to deny") + " and no limit headers are sent");
+    }
+    RateLimitResponses.writeHeaders(response, checked, headers);
+    if (!allowed) {
+      deniedHandler.handle(request, response, new MultiDecision(false, checked));
+      return;
+    }
+    chain.doFilter(request, response);
+  }
+
+  /** The evaluated key, or null when it is null, blank or its evaluation failed. */
+  private String key(Matching.CompiledRule rule, EvaluationContext context) {
+    Object value;
+    try {
+      value = rule.key.getValue(context);
+    } catch (RuntimeException e) {
+      log.warn(rule.rule.name() + ":key-error", "rule '" + rule.rule.name() + "': key expression '"
+          + rule.rule.key() + "' failed (" + LogThrottle.sanitize(e.getMessage()) + "); " + missingKeyAction(rule));
+      return null;
+    }
+    String key = value == null ? null : value.toString();
+    if (key == null || key.isBlank()) {
+      log.warn(rule.rule.name() + ":key-missing", "rule '" + rule.rule.name() + "': key expression '"
+          + rule.rule.key() + "' gave " + (key == null ? "null" : "a blank key") + "; " + missingKeyAction(rule));
+      return null;
+    }
+    return key.length() > MAX_KEY_LENGTH ? "sha256:" + sha256(key) : key;
+  }
+
+  private String missingKeyAction(Matching.CompiledRule rule) {
+    return missingKey == MissingKey.REJECT ? "the request was rejected with 400"
+        : "the request was limited under the shared key '" + rule.rule.name() + ":" + MISSING + "'";
+  }
+
+  /**
+   * The evaluated cost: a whole number from 1 to the rule's smallest capacity. A larger one is
+   * charged as that capacity; a fraction is rounded up; anything else (below 1, not a number, an
+   * error) is charged as 1. Each correction is logged, once a minute per rule.
+   */
+  private long cost(Matching.CompiledRule rule, EvaluationContext context) {
+    if (rule.constantCostOne) {
+      return 1;
+    }
+    Object value;
+    try {
+      value = rule.cost.getValue(context);
+    } catch (RuntimeException e) {
+      return badCost(rule, "failed (" + LogThrottle.sanitize(e.getMessage()) + ")", 1);
+    }
+    BigDecimal number = number(value);
+    if (number == null) {
+      return badCost(rule, "gave " + LogThrottle.sanitize(value) + ", not a number", 1);
+    }
+    if (number.signum() <= 0) {
+      return badCost(rule, "gave " + LogThrottle.sanitize(number) + ", below 1", 1);
+    }
+    if (number.compareTo(BigDecimal.valueOf(rule.maxCost)) > 0) {
+      return badCost(rule, "gave " + LogThrottle.sanitize(number)
+          + ", above the smallest capacity of the rule's policies", rule.maxCost);
+    }
+    return number.setScale(0, RoundingMode.CEILING).longValueExact(); // 0 < number <= maxCost
+  }
+
+  private long badCost(Matching.CompiledRule rule, String what, long charged) {
+    log.warn(rule.rule.name() + ":cost", "rule '" + rule.rule.name() + "': cost expression '" + rule.rule.cost()
+        + "' " + what + "; the request was charged " + charged);
+    return charged;
+  }
+
+  private static BigDecimal number(Object value) {
+    try {
+      if (value instanceof BigDecimal d) {
+        return d;
+      }
+      if (value instanceof BigInteger i) {
+        return new BigDecimal(i);
+      }
+      if (value instanceof Double || value instanceof Float) {
+        double d = ((Number) value).doubleValue();
+        return Double.isFinite(d) ? BigDecimal.valueOf(d) : null;
+      }
+      if (value instanceof Number n) {
+        return BigDecimal.valueOf(n.longValue());
+      }
+      if (value instanceof String s && DECIMAL.matcher(s).matches()) {
+        return new BigDecimal(s.trim());
+      }
+    } catch (NumberFormatException e) {
+      return null;
+    }
+    return null;
+  }
+
+  private void rejectMissingKey(HttpServletResponse response, Matching.CompiledRule rule) throws IOException {
+    if (response.isCommitted()) {
+      return;
+    }
+    response.setStatus(HttpServletResponse.SC_BAD_REQUEST);
+    response.setHeader("Cache-Control", "no-store");
+    RateLimitResponses.writeBody(response, RateLimitResponses.PROBLEM_JSON,
+        "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":"
+            + RateLimitResponses.jsonString("The request lacks what rate limit '" + rule.rule.name()
+                + "' is keyed on.") + "}");
+  }
+
+  private static String sha256(String s) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every JVM", e);
+    }
+  }
+}

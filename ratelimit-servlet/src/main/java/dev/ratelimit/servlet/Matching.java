@@ -1,0 +1,121 @@
+package dev.ratelimit.servlet;
+
+import jakarta.servlet.http.HttpServletRequest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import org.springframework.http.server.PathContainer;
+import org.springframework.web.util.pattern.PathPattern;
+import org.springframework.web.util.pattern.PatternParseException;
+import org.springframework.web.util.pattern.PathPatternParser;
+
+/** Which rules a request matches: its canonical path against path patterns, its method. */
+final class Matching {
+  private static final PathPatternParser PARSER = new PathPatternParser();
+
+  private Matching() {}
+
+  /**
+   * Parses a rule's path pattern.
+   *
+   * @throws IllegalArgumentException naming the rule and the path
+   */
+  static PathPattern parsePattern(String rule, String path) {
+    if (path == null || !path.startsWith("/")) {
+      throw new IllegalArgumentException("rule '" + rule + "': path '" + path
+          + "' must start with '/', e.g. /api/** or /users/{id}");
+    }
+    try {
+      return PARSER.parse(path);
+    } catch (PatternParseException e) {
+      throw new IllegalArgumentException("rule '" + rule + "': path '" + path + "' does not parse: "
+          + e.toDetailedString().replace('\n', ' '), e);
+    }
+  }
+
+  /**
+   * The path within the application as the container canonicalised it (decoded, dot segments
+   * and path parameters removed): servlet path plus path info, which is what the container
+   * routed by. The raw request URI is not used, so that {@code /%61pi} or {@code /api;x/..} name
+   * the resource they reach.
+   */
+  static String pathWithinApplication(HttpServletRequest request) {
+    String servletPath = request.getServletPath();
+    String pathInfo = request.getPathInfo();
+    String path = (servletPath == null ? "" : servletPath) + (pathInfo == null ? "" : pathInfo);
+    return path.isEmpty() ? "/" : path;
+  }
+
+  /**
+   * The path as a {@link PathContainer} whose segments are exactly the decoded segments: a
+   * {@code %} or {@code ;} in them is escaped, so that nothing is decoded twice or read as a
+   * path parameter.
+   */
+  static PathContainer container(String decodedPath) {
+    StringBuilder sb = null;
+    for (int i = 0; i < decodedPath.length(); i++) {
+      char c = decodedPath.charAt(i);
+      if (c == '%' || c == ';') {
+        if (sb == null) {
+          sb = new StringBuilder(decodedPath.length() + 8).append(decodedPath, 0, i);
+        }
+        sb.append(c == '%' ? "%25" : "%3B");
+      } else if (sb != null) {
+        sb.append(c);
+      }
+    }
+    return PathContainer.parsePath(sb == null ? decodedPath : sb.toString());
+  }
+
+  /** A rule ready to match: its patterns parsed, its methods normalised. */
+  static final class CompiledRule {
+    final RateLimitRule rule;
+    final List<PathPattern> patterns;
+    final Set<String> methods;
+    final org.springframework.expression.Expression key;
+    final org.springframework.expression.Expression cost;
+    final boolean constantCostOne;
+    final long maxCost;
+
+    CompiledRule(RateLimitRule rule) {
+      this.rule = rule;
+      List<PathPattern> parsed = new ArrayList<>();
+      for (String path : rule.paths()) {
+        parsed.add(parsePattern(rule.name(), path));
+      }
+      this.patterns = List.copyOf(parsed);
+      Set<String> m = new java.util.HashSet<>(rule.methods());
+      if (m.contains("GET")) {
+        m.add("HEAD"); // servlets answer HEAD with doGet: the same work, the same limit
+      }
+      this.methods = Set.copyOf(m);
+      this.key = Expressions.parse(rule.key(), "rule '" + rule.name() + "': key");
+      this.cost = Expressions.parse(rule.cost(), "rule '" + rule.name() + "': cost");
+      this.constantCostOne = rule.cost().trim().equals("1");
+      this.maxCost = rule.maxCost();
+    }
+
+    boolean matchesMethod(String method) {
+      return methods.isEmpty() || methods.contains(method.toUpperCase(Locale.ROOT));
+    }
+
+    /**
+     * The variables captured by the first pattern that matches {@code path} (or, when it ends
+     * with a slash, {@code withoutSlash}); null when none does.
+     */
+    Map<String, String> match(PathContainer path, PathContainer withoutSlash) {
+      for (PathPattern pattern : patterns) {
+        PathPattern.PathMatchInfo info = pattern.matchAndExtract(path);
+        if (info == null && withoutSlash != null) {
+          info = pattern.matchAndExtract(withoutSlash);
+        }
+        if (info != null) {
+          return info.getUriVariables();
+        }
+      }
+      return null;
+    }
+  }
+}

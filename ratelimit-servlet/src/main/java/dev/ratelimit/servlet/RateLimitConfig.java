@@ -1,0 +1,682 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.FailureMode;
+import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimiter;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+/**
+ * A filter's configuration read from a file: what {@link RateLimitFilter#RateLimitFilter()} reads
+ * from its init-param {@value RateLimitFilter#CONFIG_PARAM}.
+ *
+ * <pre>{@code
+ * ratelimit.backend=memory
+ * ratelimit.failure-mode=FAIL_OPEN
+ * ratelimit.match=first
+ * ratelimit.headers.draft=true
+ * ratelimit.headers.legacy=false
+ * ratelimit.trusted-proxies=10.0.0.0/8,::1/128
+ * ratelimit.missing-key=shared-bucket
+ * ratelimit.rules[0].name=api
+ * ratelimit.rules[0].paths=/api/**
+ * ratelimit.rules[0].methods=GET,POST
+ * ratelimit.rules[0].key=#clientIp
+ * ratelimit.rules[0].cost=1
+ * ratelimit.rules[0].policies[0].name=per-ip
+ * ratelimit.rules[0].policies[0].limit=100/1m
+ * ratelimit.rules[0].policies[0].algorithm=GCRA
+ * ratelimit.rules[0].policies[0].burst=20
+ * }</pre>
+ *
+ * <table>
+ *   <caption>Properties</caption>
+ *   <tr><th>property</th><th>values</th><th>default</th></tr>
+ *   <tr><td>{@code ratelimit.backend}</td><td>{@code memory}, {@code redis}</td><td>{@code memory}</td></tr>
+ *   <tr><td>{@code ratelimit.redis.url}</td><td>{@code redis://[user:password@]host[:port][/db]}
+ *       or {@code rediss://...}; required with {@code redis}</td><td></td></tr>
+ *   <tr><td>{@code ratelimit.redis.key-prefix}</td><td>the first part of every Redis key</td><td>{@code rl}</td></tr>
+ *   <tr><td>{@code ratelimit.redis.timeout}</td><td>per call and per connection attempt:
+ *       {@code 200ms}, {@code 1s}</td><td>{@code 200ms}</td></tr>
+ *   <tr><td>{@code ratelimit.failure-mode}</td><td>{@code FAIL_OPEN}, {@code FAIL_CLOSED},
+ *       {@code LOCAL_FALLBACK}</td><td>{@code FAIL_OPEN}</td></tr>
+ *   <tr><td>{@code ratelimit.match}</td><td>{@code first}, {@code all}</td><td>{@code first}</td></tr>
+ *   <tr><td>{@code ratelimit.headers.draft}, {@code .legacy}</td><td>{@code true}, {@code false}</td>
+ *       <td>{@code true}, {@code false}</td></tr>
+ *   <tr><td>{@code ratelimit.trusted-proxies}</td><td>IPv4/IPv6 CIDRs, comma-separated</td><td>none</td></tr>
+ *   <tr><td>{@code ratelimit.missing-key}</td><td>{@code shared-bucket}, {@code reject}</td>
+ *       <td>{@code shared-bucket}</td></tr>
+ *   <tr><td>{@code ratelimit.rules[i].name}</td><td>required; see {@link RateLimitRule}</td><td></td></tr>
+ *   <tr><td>{@code ratelimit.rules[i].paths}, {@code .methods}</td><td>comma-separated (or
+ *       {@code paths[j]}); paths required</td><td>methods: all</td></tr>
+ *   <tr><td>{@code ratelimit.rules[i].key}, {@code .cost}</td><td>SpEL</td>
+ *       <td>{@code #clientIp}, {@code 1}</td></tr>
+ *   <tr><td>{@code ratelimit.rules[i].policies[j].limit}</td><td>required: {@code N/unit} as
+ *       {@link Policy#parse}</td><td></td></tr>
+ *   <tr><td>{@code ...policies[j].name}, {@code .algorithm}, {@code .burst}</td>
+ *       <td>a name, an {@link Algorithm}, the capacity of the bucket algorithms</td>
+ *       <td>derived, {@code GCRA}, the limit</td></tr>
+ * </table>
+ *
+ * <p>A YAML file mirrors the properties as nested maps and lists ({@code ratelimit: rules: - name:
+ * api}); quote values that start with {@code #} ({@code key: "#clientIp"}), which YAML would read
+ * as a comment. Every key must be one of the above: a typo is an error, never a limit silently
+ * not applied; so is any bad value, with a message naming the property.
+ */
+public final class RateLimitConfig {
+  private static final String INDEX = "(0|[1-9][0-9]{0,4})";
+  private static final Pattern TOP = Pattern.compile("ratelimit\\.(backend|failure-mode|match|missing-key"
+      + "|headers\\.draft|headers\\.legacy|redis\\.url|redis\\.key-prefix|redis\\.timeout"
+      + "|trusted-proxies(?:\\[" + INDEX + "\\])?)");
+  private static final Pattern RULE = Pattern.compile("ratelimit\\.rules\\[" + INDEX + "\\]\\."
+      + "(name|key|cost|paths(?:\\[" + INDEX + "\\])?|methods(?:\\[" + INDEX + "\\])?)");
+  private static final Pattern POLICY = Pattern.compile("ratelimit\\.rules\\[" + INDEX + "\\]\\.policies\\["
+      + INDEX + "\\]\\.(name|limit|algorithm|burst)");
+  private static final Pattern DURATION = Pattern.compile("\\s*([0-9]{1,9})\\s*(ms|s)\\s*");
+  private static final String KNOWN = "ratelimit.backend, ratelimit.failure-mode, ratelimit.match, "
+      + "ratelimit.missing-key, ratelimit.headers.draft, ratelimit.headers.legacy, ratelimit.trusted-proxies, "
+      + "ratelimit.redis.url, ratelimit.redis.key-prefix, ratelimit.redis.timeout, "
+      + "ratelimit.rules[i].name|paths|methods|key|cost, ratelimit.rules[i].policies[j].name|limit|algorithm|burst";
+
+  private final String source;
+  private final List<RateLimitRule> rules;
+  private final boolean matchAll;
+  private final HeaderOptions headers;
+  private final List<String> trustedProxies;
+  private final MissingKey missingKey;
+  private final FailureMode failureMode;
+  private final String backend;
+  private final String redisUrl;
+  private final String redisKeyPrefix;
+  private final Duration redisTimeout;
+
+  private RateLimitConfig(Parser p) {
+    this.source = p.source;
+    this.rules = List.copyOf(p.rules);
+    this.matchAll = p.matchAll;
+    this.headers = p.headers;
+    this.trustedProxies = List.copyOf(p.trustedProxies);
+    this.missingKey = p.missingKey;
+    this.failureMode = p.failureMode;
+    this.backend = p.backend;
+    this.redisUrl = p.redisUrl;
+    this.redisKeyPrefix = p.redisKeyPrefix;
+    this.redisTimeout = p.redisTimeout;
+  }
+
+  /**
+   * Reads and validates a configuration file.
+   *
+   * @param location a file path or {@code classpath:path/in/the/classpath}; the name ends with
+   *     {@code .properties}, {@code .yml} or {@code .yaml} (YAML needs SnakeYAML on the classpath)
+   * @throws IllegalArgumentException when the file cannot be read, or naming the property of an
+   *     unknown key or a bad value (policy spec, algorithm, CIDR, SpEL, path, duplicate name, ...)
+   */
+  public static RateLimitConfig load(String location) {
+    if (location == null || location.isBlank()) {
+      throw new IllegalArgumentException("a rate-limit config location is required: a file path or classpath:...");
+    }
+    return parse(read(location.trim()), location.trim());
+  }
+
+  /** Validates {@code properties} as a configuration; {@code source} names it in messages. */
+  static RateLimitConfig parse(Map<String, String> properties, String source) {
+    try {
+      return new RateLimitConfig(new Parser(properties, source).parse());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("rate-limit config " + source + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The rules, in order. */
+  public List<RateLimitRule> rules() {
+    return rules;
+  }
+
+  /** Whether every matching rule applies ({@code ratelimit.match=all}) or only the first. */
+  public boolean matchAll() {
+    return matchAll;
+  }
+
+  /** Which limit headers to send. */
+  public HeaderOptions headers() {
+    return headers;
+  }
+
+  /** The trusted proxies' networks. */
+  public List<String> trustedProxies() {
+    return trustedProxies;
+  }
+
+  /** What a request without a key gets. */
+  public MissingKey missingKey() {
+    return missingKey;
+  }
+
+  /** What a backend failure decides. */
+  public FailureMode failureMode() {
+    return failureMode;
+  }
+
+  /**
+   * A new limiter as configured: the in-memory backend, or Redis (which needs
+   * {@code dev.ratelimit:ratelimit-redis} on the classpath) through a Redisson client that the
+   * limiter owns and shuts down when it is closed. Redis need not be reachable now: until it is,
+   * the failure mode decides. The caller closes the limiter.
+   */
+  public RateLimiter newLimiter() {
+    RateLimiter.Builder builder = RateLimiter.builder().failureMode(failureMode);
+    if (backend.equals("redis")) {
+      builder.backend(RedisSupport.open(redisUrl, redisKeyPrefix, redisTimeout));
+    }
+    return builder.build();
+  }
+
+  /**
+   * A filter builder holding this configuration's rules and options, checking with
+   * {@code limiter}; add a {@link DeniedHandler} or change anything before {@code build()}.
+   */
+  public RateLimitFilter.Builder filterBuilder(RateLimiter limiter) {
+    RateLimitFilter.Builder builder = RateLimitFilter.builder(limiter)
+        .matchAll(matchAll)
+        .headers(headers)
+        .trustedProxies(trustedProxies)
+        .missingKey(missingKey);
+    rules.forEach(builder::rule);
+    return builder;
+  }
+
+  String backend() {
+    return backend;
+  }
+
+  String redisUrl() {
+    return redisUrl;
+  }
+
+  String redisKeyPrefix() {
+    return redisKeyPrefix;
+  }
+
+  Duration redisTimeout() {
+    return redisTimeout;
+  }
+
+  @Override
+  public String toString() {
+    return "RateLimitConfig[" + source + ": " + rules.size() + " rules, backend " + backend
+        + ", match " + (matchAll ? "all" : "first") + "]";
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private static Map<String, String> read(String location) {
+    String lower = location.toLowerCase(Locale.ROOT);
+    boolean yaml = lower.endsWith(".yml") || lower.endsWith(".yaml");
+    if (!yaml && !lower.endsWith(".properties")) {
+      throw new IllegalArgumentException("rate-limit config " + location
+          + ": the file name must end with .properties, .yml or .yaml");
+    }
+    if (yaml && !YamlSupport.available()) {
+      throw new IllegalArgumentException("rate-limit config " + location
+          + ": reading YAML needs SnakeYAML (org.yaml:snakeyaml) on the classpath; or use a .properties file");
+    }
+    try (InputStream in = open(location)) {
+      if (yaml) {
+        return YamlSupport.read(in, location);
+      }
+      Properties properties = new Properties();
+      properties.load(new InputStreamReader(in, StandardCharsets.UTF_8));
+      Map<String, String> map = new LinkedHashMap<>();
+      for (String name : properties.stringPropertyNames()) {
+        map.put(name, properties.getProperty(name));
+      }
+      return map;
+    } catch (IOException e) {
+      throw new IllegalArgumentException("rate-limit config " + location + " cannot be read: " + e, e);
+    }
+  }
+
+  private static InputStream open(String location) throws IOException {
+    if (location.startsWith("classpath:")) {
+      String name = location.substring("classpath:".length());
+      name = name.startsWith("/") ? name.substring(1) : name;
+      ClassLoader context = Thread.currentThread().getContextClassLoader();
+      InputStream in = context == null ? null : context.getResourceAsStream(name);
+      if (in == null) {
+        in = RateLimitConfig.class.getClassLoader().getResourceAsStream(name);
+      }
+      if (in == null) {
+        throw new IllegalArgumentException("rate-limit config " + location + " is not on the classpath");
+      }
+      return in;
+    }
+    try {
+      return Files.newInputStream(Path.of(location));
+    } catch (NoSuchFileException e) {
+      throw new IllegalArgumentException("rate-limit config " + location + " does not exist", e);
+    }
+  }
+
+  /** Turns the flat properties into a configuration, naming the property of each error. */
+  private static final class Parser {
+    final String source;
+    final Map<String, String> properties;
+    final List<RateLimitRule> rules = new ArrayList<>();
+    boolean matchAll;
+    HeaderOptions headers = HeaderOptions.DEFAULT;
+    List<String> trustedProxies = List.of();
+    MissingKey missingKey = MissingKey.SHARED_BUCKET;
+    FailureMode failureMode = FailureMode.FAIL_OPEN;
+    String backend = "memory";
+    String redisUrl;
+    String redisKeyPrefix = "rl";
+    Duration redisTimeout = Duration.ofMillis(200);
+
+    private final Map<String, String> top = new TreeMap<>();
+    private final TreeMap<Integer, Map<String, String>> ruleProps = new TreeMap<>();
+    private final TreeMap<Integer, TreeMap<Integer, Map<String, String>>> policyProps = new TreeMap<>();
+
+    Parser(Map<String, String> properties, String source) {
+      this.properties = Objects.requireNonNull(properties, "properties");
+      this.source = source;
+    }
+
+    Parser parse() {
+      for (String name : new java.util.TreeSet<>(properties.keySet())) {
+        classify(name);
+      }
+      for (Map.Entry<String, String> e : properties.entrySet()) {
+        if (e.getValue() == null) {
+          throw fail(e.getKey(), "has no value (in YAML, quote a value that starts with '#', such as \"#clientIp\")");
+        }
+      }
+      parseTop();
+      parseRules();
+      return this;
+    }
+
+    private void classify(String name) {
+      Matcher m = TOP.matcher(name);
+      if (m.matches()) {
+        top.put(name, properties.get(name));
+        return;
+      }
+      m = POLICY.matcher(name);
+      if (m.matches()) {
+        policyProps.computeIfAbsent(Integer.parseInt(m.group(1)), i -> new TreeMap<>())
+            .computeIfAbsent(Integer.parseInt(m.group(2)), i -> new HashMap<>())
+            .put(m.group(3), properties.get(name));
+        return;
+      }
+      m = RULE.matcher(name);
+      if (m.matches()) {
+        ruleProps.computeIfAbsent(Integer.parseInt(m.group(1)), i -> new HashMap<>())
+            .put(m.group(2), properties.get(name));
+        return;
+      }
+      throw fail(name, "unknown property" + (name.startsWith("ratelimit.") ? "" : " (every key starts with 'ratelimit.')")
+          + "; the properties are " + KNOWN);
+    }
+
+    private void parseTop() {
+      backend = oneOf("ratelimit.backend", top.get("ratelimit.backend"), backend, "memory", "redis");
+      for (String name : top.keySet()) {
+        if (name.startsWith("ratelimit.redis.") && !backend.equals("redis")) {
+          throw fail(name, "is set but ratelimit.backend is " + backend + "; set ratelimit.backend=redis "
+              + "to keep the limits in Redis");
+        }
+      }
+      if (backend.equals("redis")) {
+        if (!RedisSupport.available()) {
+          throw fail("ratelimit.backend", "redis needs dev.ratelimit:ratelimit-redis (and Redisson) on the classpath");
+        }
+        redisUrl = required("ratelimit.redis.url", top.get("ratelimit.redis.url"), "e.g. redis://127.0.0.1:6379");
+        checkRedisUrl(redisUrl);
+        String prefix = top.get("ratelimit.redis.key-prefix");
+        if (prefix != null) {
+          redisKeyPrefix = prefix.trim();
+          if (redisKeyPrefix.isEmpty() || !redisKeyPrefix.chars().allMatch(c -> c > 0x20 && c < 0x7f
+              && "%{}:#".indexOf(c) < 0)) {
+            throw fail("ratelimit.redis.key-prefix", "'" + prefix + "' must be non-empty printable ASCII "
+                + "without % { } : # or white space");
+          }
+        }
+        String timeout = top.get("ratelimit.redis.timeout");
+        if (timeout != null) {
+          Matcher m = DURATION.matcher(timeout);
+          if (!m.matches() || Long.parseLong(m.group(1)) == 0) {
+            throw fail("ratelimit.redis.timeout", "'" + timeout + "' is not a positive duration such as 200ms or 1s");
+          }
+          long amount = Long.parseLong(m.group(1));
+          redisTimeout = m.group(2).equals("ms") ? Duration.ofMillis(amount) : Duration.ofSeconds(amount);
+        }
+      }
+      String mode = top.get("ratelimit.failure-mode");
+      if (mode != null) {
+        failureMode = enumValue("ratelimit.failure-mode", mode, FailureMode.class);
+      }
+      matchAll = oneOf("ratelimit.match", top.get("ratelimit.match"), "first", "first", "all").equals("all");
+      headers = new HeaderOptions(
+          bool("ratelimit.headers.draft", top.get("ratelimit.headers.draft"), HeaderOptions.DEFAULT.draft()),
+          bool("ratelimit.headers.legacy", top.get("ratelimit.headers.legacy"), HeaderOptions.DEFAULT.legacy()));
+      String missing = top.get("ratelimit.missing-key");
+      if (missing != null) {
+        missingKey = enumValue("ratelimit.missing-key", missing, MissingKey.class);
+      }
+      List<Map.Entry<String, String>> proxies = list("ratelimit.trusted-proxies", top);
+      List<String> cidrs = new ArrayList<>();
+      for (Map.Entry<String, String> proxy : proxies) {
+        try {
+          InetLiterals.Cidr.parse(proxy.getValue());
+        } catch (IllegalArgumentException e) {
+          throw fail(proxy.getKey(), e.getMessage());
+        }
+        cidrs.add(proxy.getValue());
+      }
+      trustedProxies = cidrs;
+    }
+
+    private void parseRules() {
+      for (Integer index : policyProps.keySet()) {
+        if (!ruleProps.containsKey(index)) {
+          throw fail("ratelimit.rules[" + index + "].name", "is required");
+        }
+      }
+      if (ruleProps.isEmpty()) {
+        throw fail("ratelimit.rules", "at least one rule is required, e.g. ratelimit.rules[0].name=api, "
+            + "ratelimit.rules[0].paths=/api/**, ratelimit.rules[0].policies[0].limit=100/1m");
+      }
+      contiguous("ratelimit.rules", ruleProps.keySet());
+      Map<String, String> ruleNames = new HashMap<>();
+      Map<String, String> policyNames = new HashMap<>();
+      for (Map.Entry<Integer, Map<String, String>> entry : ruleProps.entrySet()) {
+        String prefix = "ratelimit.rules[" + entry.getKey() + "]";
+        RateLimitRule rule = rule(prefix, entry.getValue(), policyProps.getOrDefault(entry.getKey(), new TreeMap<>()));
+        String other = ruleNames.putIfAbsent(rule.name(), prefix);
+        if (other != null) {
+          throw fail(prefix + ".name", "rule name '" + rule.name() + "' is also the name of " + other
+              + "; rules need distinct names, which namespace their keys");
+        }
+        if (matchAll) {
+          for (int j = 0; j < rule.policies().size(); j++) {
+            String name = rule.policies().get(j).name();
+            String owner = policyNames.putIfAbsent(name, prefix);
+            if (owner != null) {
+              throw fail(prefix + ".policies[" + j + "].name", "policy name '" + name + "' is also used by " + owner
+                  + "; with ratelimit.match=all, policy names must be distinct across rules");
+            }
+          }
+        }
+        rules.add(rule);
+      }
+    }
+
+    private RateLimitRule rule(String prefix, Map<String, String> props, TreeMap<Integer, Map<String, String>> policies) {
+      String name = required(prefix + ".name", props.get("name"), "e.g. api").trim();
+      RateLimitRule.Builder builder = RateLimitRule.builder(name);
+      try {
+        RateLimitRule.checkName(name);
+      } catch (IllegalArgumentException e) {
+        throw fail(prefix + ".name", e.getMessage());
+      }
+      List<Map.Entry<String, String>> paths = list(prefix + ".paths", prefixed(props, "paths", prefix));
+      if (paths.isEmpty()) {
+        throw fail(prefix + ".paths", "is required, e.g. /api/** (or /** for every path)");
+      }
+      for (Map.Entry<String, String> path : paths) {
+        try {
+          Matching.parsePattern(name, path.getValue());
+        } catch (IllegalArgumentException e) {
+          throw fail(path.getKey(), e.getMessage());
+        }
+        builder.path(path.getValue());
+      }
+      for (Map.Entry<String, String> method : list(prefix + ".methods", prefixed(props, "methods", prefix))) {
+        try {
+          RateLimitRule.checkMethod(name, method.getValue());
+        } catch (IllegalArgumentException e) {
+          throw fail(method.getKey(), e.getMessage());
+        }
+        builder.method(method.getValue());
+      }
+      for (String part : List.of("key", "cost")) {
+        String text = props.get(part);
+        if (text != null) {
+          try {
+            Expressions.parse(text, "rule '" + name + "': " + part);
+          } catch (IllegalArgumentException e) {
+            throw fail(prefix + "." + part, e.getMessage());
+          }
+          if (part.equals("key")) {
+            builder.key(text);
+          } else {
+            builder.cost(text);
+          }
+        }
+      }
+      if (policies.isEmpty()) {
+        throw fail(prefix + ".policies", "at least one policy is required, e.g. " + prefix
+            + ".policies[0].limit=100/1m");
+      }
+      contiguous(prefix + ".policies", policies.keySet());
+      Map<String, String> seen = new HashMap<>();
+      for (Map.Entry<Integer, Map<String, String>> p : policies.entrySet()) {
+        String policyPrefix = prefix + ".policies[" + p.getKey() + "]";
+        Policy policy = policy(policyPrefix, p.getValue());
+        String other = seen.putIfAbsent(policy.name(), policyPrefix);
+        if (other != null) {
+          throw fail(policyPrefix + ".name", "policy name '" + policy.name() + "' is also the name of " + other
+              + "; each policy of a rule needs its own name");
+        }
+        builder.policy(policy);
+      }
+      try {
+        return builder.build();
+      } catch (IllegalArgumentException e) {
+        throw fail(prefix, e.getMessage());
+      }
+    }
+
+    private Policy policy(String prefix, Map<String, String> props) {
+      String spec = required(prefix + ".limit", props.get("limit"), "e.g. 100/1m");
+      Algorithm algorithm = props.get("algorithm") == null ? null
+          : enumValue(prefix + ".algorithm", props.get("algorithm"), Algorithm.class);
+      Policy policy;
+      try {
+        policy = spec(spec.trim(), algorithm);
+      } catch (IllegalArgumentException e) {
+        throw fail(prefix + ".limit", e.getMessage());
+      }
+      String burst = props.get("burst");
+      if (burst != null) {
+        if (!policy.algorithm().usesBurst()) {
+          throw fail(prefix + ".burst", "applies only to TOKEN_BUCKET, GCRA and LEAKY_BUCKET, not "
+              + policy.algorithm());
+        }
+        long b;
+        try {
+          b = Long.parseLong(burst.trim());
+        } catch (NumberFormatException e) {
+          throw fail(prefix + ".burst", "'" + burst + "' is not a whole number");
+        }
+        try {
+          policy = policy.withBurst(b);
+        } catch (IllegalArgumentException e) {
+          throw fail(prefix + ".burst", e.getMessage());
+        }
+      }
+      String name = props.get("name");
+      if (name != null) {
+        if (name.isBlank()) {
+          throw fail(prefix + ".name", "must not be blank");
+        }
+        policy = policy.withName(name.trim());
+      }
+      return policy;
+    }
+
+    /**
+     * A policy of {@code spec} with {@code algorithm}. {@link Policy#parse} builds a GCRA policy
+     * first, which refuses numbers that only the window algorithms can compute exactly (a large
+     * limit per day); for those the spec is taken apart and built with the algorithm directly.
+     */
+    private static Policy spec(String spec, Algorithm algorithm) {
+      Policy parsed;
+      try {
+        parsed = Policy.parse(spec);
+      } catch (IllegalArgumentException e) {
+        int slash = spec.indexOf('/');
+        if (algorithm == null || algorithm == Algorithm.GCRA || slash < 0) {
+          throw e;
+        }
+        long limit;
+        Duration window;
+        try {
+          limit = Long.parseLong(spec.substring(0, slash).trim());
+          window = Policy.parse("1/" + spec.substring(slash + 1).trim()).window();
+        } catch (RuntimeException other) {
+          throw e;
+        }
+        return Policy.of(limit, window, algorithm);
+      }
+      return algorithm == null ? parsed : Policy.of(parsed.limit(), parsed.window(), algorithm);
+    }
+
+    /** The entries of a list property: {@code name=a,b} or {@code name[0]=a}, {@code name[1]=b}. */
+    private List<Map.Entry<String, String>> list(String name, Map<String, String> props) {
+      String plain = props.get(name);
+      TreeMap<Integer, String> indexed = new TreeMap<>();
+      for (Map.Entry<String, String> e : props.entrySet()) {
+        if (e.getKey().startsWith(name + "[")) {
+          indexed.put(Integer.parseInt(e.getKey().substring(name.length() + 1, e.getKey().length() - 1)), e.getValue());
+        }
+      }
+      List<Map.Entry<String, String>> out = new ArrayList<>();
+      if (plain != null && !indexed.isEmpty()) {
+        throw fail(name, "is given both as a list and as " + name + "[" + indexed.firstKey() + "]; use one form");
+      }
+      if (plain != null) {
+        if (plain.isBlank()) {
+          return out;
+        }
+        for (String item : plain.split(",", -1)) {
+          if (item.isBlank()) {
+            throw fail(name, "has an empty entry in '" + plain + "'");
+          }
+          out.add(Map.entry(name, item.trim()));
+        }
+        return out;
+      }
+      contiguous(name, indexed.keySet());
+      for (Map.Entry<Integer, String> e : indexed.entrySet()) {
+        String key = name + "[" + e.getKey() + "]";
+        if (e.getValue().isBlank()) {
+          throw fail(key, "must not be blank");
+        }
+        out.add(Map.entry(key, e.getValue().trim()));
+      }
+      return out;
+    }
+
+    /** The rule's properties {@code paths}, {@code paths[0]}, ... under their full names. */
+    private static Map<String, String> prefixed(Map<String, String> props, String part, String prefix) {
+      Map<String, String> out = new HashMap<>();
+      for (Map.Entry<String, String> e : props.entrySet()) {
+        if (e.getKey().equals(part) || e.getKey().startsWith(part + "[")) {
+          out.put(prefix + "." + e.getKey(), e.getValue());
+        }
+      }
+      return out;
+    }
+
+    private void contiguous(String name, java.util.Set<Integer> indices) {
+      int expected = 0;
+      for (int index : new java.util.TreeSet<>(indices)) {
+        if (index != expected) {
+          throw fail(name + "[" + expected + "]", "is missing: entries are numbered from 0 without gaps");
+        }
+        expected++;
+      }
+    }
+
+    private String required(String name, String value, String example) {
+      if (value == null || value.isBlank()) {
+        throw fail(name, "is required, " + example);
+      }
+      return value;
+    }
+
+    private String oneOf(String name, String value, String fallback, String... allowed) {
+      if (value == null) {
+        return fallback;
+      }
+      String v = value.trim().toLowerCase(Locale.ROOT);
+      if (!Arrays.asList(allowed).contains(v)) {
+        throw fail(name, "'" + value + "' is not one of " + String.join(", ", allowed));
+      }
+      return v;
+    }
+
+    private boolean bool(String name, String value, boolean fallback) {
+      if (value == null) {
+        return fallback;
+      }
+      return oneOf(name, value, null, "true", "false").equals("true");
+    }
+
+    private <E extends Enum<E>> E enumValue(String name, String value, Class<E> type) {
+      String v = value.trim().toUpperCase(Locale.ROOT).replace('-', '_');
+      for (E e : type.getEnumConstants()) {
+        if (e.name().equals(v)) {
+          return e;
+        }
+      }
+      throw fail(name, "'" + value + "' is not one of " + Arrays.stream(type.getEnumConstants())
+          .map(e -> type == MissingKey.class ? e.name().toLowerCase(Locale.ROOT).replace('_', '-') : e.name())
+          .collect(Collectors.joining(", ")));
+    }
+
+    private void checkRedisUrl(String url) {
+      try {
+        URI uri = new URI(url.trim());
+        if (!("redis".equals(uri.getScheme()) || "rediss".equals(uri.getScheme())) || uri.getHost() == null) {
+          throw fail("ratelimit.redis.url", "'" + RedisSupport.redact(url) + "' is not a redis:// or rediss:// URL "
+              + "with a host, e.g. redis://127.0.0.1:6379");
+        }
+        String path = uri.getPath() == null ? "" : uri.getPath();
+        if (!path.isEmpty() && !path.matches("/[0-9]{0,2}")) {
+          throw fail("ratelimit.redis.url", "'" + RedisSupport.redact(url) + "': the path must be a database number, e.g. /0");
+        }
+      } catch (URISyntaxException e) {
+        throw fail("ratelimit.redis.url", "'" + RedisSupport.redact(url) + "' is not a URL: " + e.getReason());
+      }
+    }
+
+    private static IllegalArgumentException fail(String property, String message) {
+      return new IllegalArgumentException(property + ": " + message);
+    }
+  }
+}

@@ -1,0 +1,244 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Require;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * A servlet filter that rate-limits requests by rules: path patterns, methods, a key and a cost in
+ * SpEL, and policies. No Spring container is needed.
+ *
+ * <p>In code:
+ * <pre>{@code
+ * RateLimiter limiter = RateLimiter.inMemory();
+ * RateLimitFilter filter = RateLimitFilter.builder(limiter)
+ *     .rule(RateLimitRule.builder("api")
+ *         .path("/api/**")
+ *         .policy(Policy.parse("100/1m").withName("per-ip"))
+ *         .build())
+ *     .trustedProxies(List.of("10.0.0.0/8"))
+ *     .build();
+ * servletContext.addFilter("rateLimit", filter).addMappingForUrlPatterns(null, false, "/*");
+ * }</pre>
+ *
+ * <p>Without code ({@code web.xml}, or {@code ServletContext.addFilter(name, RateLimitFilter.class)}):
+ * the init-param {@value #CONFIG_PARAM} names a {@link RateLimitConfig} file ({@code .properties},
+ * {@code .yml} or {@code .yaml}; a path or {@code classpath:...}); {@link #init} reads it and
+ * builds the limiter it describes, which {@link #destroy} closes.
+ *
+ * <p>Per request:
+ * <ol>
+ *   <li>Rules are tried in order; the first that matches applies, or with
+ *       {@link Builder#matchAll(boolean) matchAll} every one that matches.</li>
+ *   <li>Each matched rule's key and cost are evaluated; a missing key is handled per
+ *       {@link MissingKey}, before anything is counted.</li>
+ *   <li>Each matched rule's policies are checked together with one
+ *       {@link RateLimiter#checkAll checkAll} under the key {@code <rule>:<key>}. With matchAll,
+ *       rules are checked in order, one {@code checkAll} per rule (each rule's key is its own),
+ *       and the first denial stops: later rules are not charged, earlier ones have been (there is
+ *       no atomicity across rules).</li>
+ *   <li>The limit headers of every policy checked are set ({@link HeaderOptions}; none when the
+ *       limiter failed and its failure mode decided). Allowed: the chain proceeds. Denied: the
+ *       {@link DeniedHandler} answers (by default 429 with a problem body), the chain does not.</li>
+ * </ol>
+ * A request is counted once, also when forwarded, included or dispatched again to the filter.
+ * A failing backend never fails a request: the limiter's {@link dev.ratelimit.FailureMode} decides.
+ */
+public final class RateLimitFilter implements Filter {
+  /** The init-param naming the configuration file of a filter built with {@link #RateLimitFilter()}. */
+  public static final String CONFIG_PARAM = "config";
+
+  private volatile FilterEngine engine;
+  private RateLimiter ownedLimiter; // built from the config file; closed by destroy()
+
+  /**
+   * A filter configured by its init-param {@value #CONFIG_PARAM} when the container calls
+   * {@link #init}: for {@code web.xml} and {@code ServletContext.addFilter(name, RateLimitFilter.class)}.
+   */
+  public RateLimitFilter() {}
+
+  private RateLimitFilter(FilterEngine engine) {
+    this.engine = engine;
+  }
+
+  /** A builder of a filter that checks with {@code limiter} (which the filter never closes). */
+  public static Builder builder(RateLimiter limiter) {
+    return new Builder(limiter);
+  }
+
+  /**
+   * For a filter from {@link #RateLimitFilter()}: loads the file named by the init-param
+   * {@value #CONFIG_PARAM} and builds its limiter. A filter from {@link #builder} has nothing to do
+   * and refuses the init-param.
+   *
+   * @throws ServletException when the init-param is missing or the file is invalid, with the
+   *     message naming the property at fault
+   */
+  @Override
+  public void init(FilterConfig filterConfig) throws ServletException {
+    String location = filterConfig.getInitParameter(CONFIG_PARAM);
+    if (engine != null) {
+      if (location != null) {
+        throw new ServletException("filter '" + filterConfig.getFilterName() + "' was built in code; "
+            + "it does not read the init-param '" + CONFIG_PARAM + "' (" + location + ")");
+      }
+      return;
+    }
+    if (location == null || location.isBlank()) {
+      throw new ServletException("filter '" + filterConfig.getFilterName() + "' (" + getClass().getName()
+          + ") needs the init-param '" + CONFIG_PARAM + "': a .properties, .yml or .yaml file path or "
+          + "classpath:... resource");
+    }
+    RateLimiter limiter = null;
+    try {
+      RateLimitConfig config = RateLimitConfig.load(location.trim());
+      limiter = config.newLimiter();
+      FilterEngine built = config.filterBuilder(limiter).engine();
+      synchronized (this) {
+        ownedLimiter = limiter;
+        engine = built;
+      }
+    } catch (RuntimeException e) {
+      if (limiter != null) {
+        limiter.close();
+      }
+      throw new ServletException("filter '" + filterConfig.getFilterName() + "': " + e.getMessage(), e);
+    }
+  }
+
+  /** Limits HTTP requests as configured; passes anything else on. */
+  @Override
+  public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+      throws IOException, ServletException {
+    FilterEngine e = engine;
+    if (e == null) {
+      throw new ServletException("RateLimitFilter was not initialised: the container calls init() "
+          + "with the init-param '" + CONFIG_PARAM + "', or build it with RateLimitFilter.builder(...)");
+    }
+    if (request instanceof HttpServletRequest http && response instanceof HttpServletResponse httpResponse) {
+      e.handle(http, httpResponse, chain);
+    } else {
+      chain.doFilter(request, response);
+    }
+  }
+
+  /** Closes the limiter that {@link #init} built from a file; a limiter given to the builder is the caller's. */
+  @Override
+  public void destroy() {
+    RateLimiter limiter;
+    synchronized (this) {
+      limiter = ownedLimiter;
+      ownedLimiter = null;
+    }
+    if (limiter != null) {
+      limiter.close();
+    }
+  }
+
+  /** Configures a {@link RateLimitFilter}. Not thread-safe; {@link #build()} copies what it holds. */
+  public static final class Builder {
+    private final RateLimiter limiter;
+    private final List<RateLimitRule> rules = new ArrayList<>();
+    private boolean matchAll;
+    private List<String> trustedProxies = List.of();
+    private HeaderOptions headers = HeaderOptions.DEFAULT;
+    private MissingKey missingKey = MissingKey.SHARED_BUCKET;
+    private DeniedHandler deniedHandler;
+
+    private Builder(RateLimiter limiter) {
+      this.limiter = Objects.requireNonNull(limiter, "limiter");
+    }
+
+    /** Adds a rule; rules are tried in the order added. */
+    public Builder rule(RateLimitRule rule) {
+      rules.add(Objects.requireNonNull(rule, "rule"));
+      return this;
+    }
+
+    /**
+     * Whether every matching rule applies ({@code true}) or only the first ({@code false}, the
+     * default). With {@code true}, policy names must be distinct across rules, so that limit
+     * headers and {@code violated-policies} name each policy once.
+     */
+    public Builder matchAll(boolean matchAll) {
+      this.matchAll = matchAll;
+      return this;
+    }
+
+    /**
+     * The networks of the proxies whose {@code X-Forwarded-For} and {@code Forwarded} headers are
+     * believed (see {@link ClientIp}); default none.
+     *
+     * @throws IllegalArgumentException naming an entry that is not an IPv4 or IPv6 network
+     */
+    public Builder trustedProxies(List<String> cidrs) {
+      new ClientIp(cidrs); // validates now, naming the bad entry
+      this.trustedProxies = List.copyOf(cidrs);
+      return this;
+    }
+
+    /** Which limit headers to send; default {@link HeaderOptions#DEFAULT}. */
+    public Builder headers(HeaderOptions headers) {
+      this.headers = Objects.requireNonNull(headers, "headers");
+      return this;
+    }
+
+    /** What a request whose key is null or blank gets; default {@link MissingKey#SHARED_BUCKET}. */
+    public Builder missingKey(MissingKey missingKey) {
+      this.missingKey = Objects.requireNonNull(missingKey, "missingKey");
+      return this;
+    }
+
+    /** Who answers a denied request; default a 429 with {@link RateLimitResponses#writeDenied}. */
+    public Builder deniedHandler(DeniedHandler deniedHandler) {
+      this.deniedHandler = Objects.requireNonNull(deniedHandler, "deniedHandler");
+      return this;
+    }
+
+    /**
+     * The filter, its expressions and patterns parsed once.
+     *
+     * @throws IllegalArgumentException when there is no rule, two rules share a name, or with
+     *     {@code matchAll} two rules share a policy name
+     */
+    public RateLimitFilter build() {
+      return new RateLimitFilter(engine());
+    }
+
+    FilterEngine engine() {
+      Require.argument(!rules.isEmpty(), "a RateLimitFilter needs at least one rule");
+      Set<String> names = new HashSet<>();
+      Map<String, String> policyOwners = new HashMap<>();
+      for (RateLimitRule rule : rules) {
+        Require.argument(names.add(rule.name()),
+            "rule name '%s' appears twice; rules need distinct names, which namespace their keys", rule.name());
+        if (matchAll) {
+          for (var policy : rule.policies()) {
+            String owner = policyOwners.putIfAbsent(policy.name(), rule.name());
+            Require.argument(owner == null,
+                "policy name '%s' is used by rules '%s' and '%s'; with matchAll, policy names must be "
+                    + "distinct across rules so that limit headers name each policy once",
+                policy.name(), owner, rule.name());
+          }
+        }
+      }
+      return new FilterEngine(limiter, rules, matchAll, new ClientIp(trustedProxies), headers, missingKey,
+          deniedHandler, LogThrottle.perMinute());
+    }
+  }
+}

@@ -1,0 +1,267 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.MultiDecision;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * The HTTP side of decisions: limit headers, the 429 response and its problem body. Used by
+ * {@link RateLimitFilter} and reusable by anything else that answers from {@link Decision}s.
+ *
+ * <ul>
+ *   <li>{@code RateLimit-Policy: "api";q=100;w=60} and {@code RateLimit: "api";r=0;t=17}, per
+ *       draft-ietf-httpapi-ratelimit-headers-11: structured-field lists (RFC 8941), one item per
+ *       decision, the item a string naming the policy; {@code q} the limit, {@code w} the window,
+ *       {@code r} what remains, {@code t} the seconds until the key's state is fresh again
+ *       ({@code resetAfter}). Seconds are whole and rounded up.</li>
+ *   <li>Legacy, optional: {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining} and
+ *       {@code X-RateLimit-Reset} (seconds until reset, rounded up) of the most limiting decision
+ *       (as {@link MultiDecision#limiting()}).</li>
+ *   <li>No limit header at all when any decision {@link Decision#isDegraded() is degraded}.</li>
+ *   <li>Denied: {@code 429}, {@code Retry-After} in whole seconds rounded up (never earlier than
+ *       the real wait: 1.001 s gives 2), {@code Cache-Control: no-store}, and an RFC 9457 body of
+ *       type {@code https://iana.org/assignments/http-problem-types#quota-exceeded} with a
+ *       {@code violated-policies} member.</li>
+ * </ul>
+ */
+public final class RateLimitResponses {
+  /** The problem type of draft-ietf-httpapi-ratelimit-headers for a quota that is exhausted. */
+  static final String QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
+  static final String QUOTA_EXCEEDED_TITLE = "Request cannot be satisfied as assigned quota has been exceeded";
+  static final String PROBLEM_JSON = "application/problem+json";
+  static final int TOO_MANY_REQUESTS = 429;
+
+  private RateLimitResponses() {}
+
+  /**
+   * Sets the limit headers that {@code options} asks for, describing {@code decisions}; sets
+   * nothing when the list is empty or any decision is degraded. Replaces earlier values.
+   */
+  public static void writeHeaders(HttpServletResponse response, List<Decision> decisions, HeaderOptions options) {
+    Objects.requireNonNull(response, "response");
+    Objects.requireNonNull(options, "options");
+    if (!hasLimitHeaders(decisions)) {
+      return;
+    }
+    if (options.draft()) {
+      response.setHeader("RateLimit-Policy", policyHeader(decisions));
+      response.setHeader("RateLimit", limitHeader(decisions));
+    }
+    if (options.legacy()) {
+      Decision limiting = mostLimiting(decisions);
+      response.setHeader("X-RateLimit-Limit", Long.toString(limiting.limit()));
+      response.setHeader("X-RateLimit-Remaining", Long.toString(Math.max(0, limiting.remaining())));
+      response.setHeader("X-RateLimit-Reset", Long.toString(ceilSeconds(limiting.resetAfter())));
+    }
+  }
+
+  /**
+   * Writes the denied response: status 429, {@code Retry-After} (the longest wait of the denying
+   * decisions, whole seconds rounded up), {@code Cache-Control: no-store}, the limit headers
+   * (unless degraded) and the {@link #problemJson problem body}. Does nothing when the response
+   * is already committed.
+   */
+  public static void writeDenied(HttpServletResponse response, List<Decision> decisions, HeaderOptions options)
+      throws IOException {
+    Objects.requireNonNull(response, "response");
+    if (response.isCommitted()) {
+      return;
+    }
+    writeHeaders(response, decisions, options);
+    response.setStatus(TOO_MANY_REQUESTS);
+    response.setHeader("Retry-After", Long.toString(ceilSeconds(retryAfter(decisions))));
+    response.setHeader("Cache-Control", "no-store");
+    writeBody(response, PROBLEM_JSON, problemJson(decisions, null));
+  }
+
+  /**
+   * The RFC 9457 body of a denial: {@code type}, {@code title}, {@code status} 429, {@code detail},
+   * {@code instance} (only when not null) and {@code violated-policies}, the names of the denying
+   * policies (of all of them when none denied).
+   *
+   * @param instance a URI reference identifying this occurrence, or null to leave it out
+   */
+  public static String problemJson(List<Decision> decisions, String instance) {
+    Objects.requireNonNull(decisions, "decisions");
+    List<String> violated = violatedPolicies(decisions);
+    long retry = ceilSeconds(retryAfter(decisions));
+    StringBuilder json = new StringBuilder(256);
+    json.append("{\"type\":").append(jsonString(QUOTA_EXCEEDED))
+        .append(",\"title\":").append(jsonString(QUOTA_EXCEEDED_TITLE))
+        .append(",\"status\":").append(TOO_MANY_REQUESTS)
+        .append(",\"detail\":").append(jsonString("Quota exceeded for "
+            + (violated.size() == 1 ? "policy " : "policies ") + quoted(violated)
+            + "; retry after " + retry + (retry == 1 ? " second." : " seconds.")));
+    if (instance != null) {
+      json.append(",\"instance\":").append(jsonString(instance));
+    }
+    json.append(",\"violated-policies\":[");
+    for (int i = 0; i < violated.size(); i++) {
+      json.append(i == 0 ? "" : ",").append(jsonString(violated.get(i)));
+    }
+    return json.append("]}").toString();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  /** Whether limit headers may describe these decisions: some, none degraded. */
+  static boolean hasLimitHeaders(List<Decision> decisions) {
+    if (decisions == null || decisions.isEmpty()) {
+      return false;
+    }
+    for (Decision d : decisions) {
+      if (d.isDegraded()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** {@code "a";q=100;w=60, "b";q=10;w=1}. */
+  static String policyHeader(List<Decision> decisions) {
+    StringBuilder sb = new StringBuilder();
+    for (Decision d : decisions) {
+      if (sb.length() > 0) {
+        sb.append(", ");
+      }
+      sb.append(sfString(d.policy().name()))
+          .append(";q=").append(d.limit())
+          .append(";w=").append(ceilSeconds(d.policy().window()));
+    }
+    return sb.toString();
+  }
+
+  /** {@code "a";r=0;t=17, "b";r=9;t=1}. */
+  static String limitHeader(List<Decision> decisions) {
+    StringBuilder sb = new StringBuilder();
+    for (Decision d : decisions) {
+      if (sb.length() > 0) {
+        sb.append(", ");
+      }
+      sb.append(sfString(d.policy().name()))
+          .append(";r=").append(Math.max(0, d.remaining()))
+          .append(";t=").append(ceilSeconds(d.resetAfter()));
+    }
+    return sb.toString();
+  }
+
+  /**
+   * An RFC 8941 sf-string: {@code "} and {@code \} escaped; a character outside printable ASCII,
+   * which an sf-string cannot hold, is written as its UTF-8 bytes percent-encoded.
+   */
+  static String sfString(String s) {
+    StringBuilder sb = new StringBuilder(s.length() + 2).append('"');
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '"' || c == '\\') {
+        sb.append('\\').append(c);
+      } else if (c >= 0x20 && c <= 0x7e) {
+        sb.append(c);
+      } else {
+        int cp = s.codePointAt(i);
+        if (Character.charCount(cp) == 2) {
+          i++;
+        }
+        String ch = Character.isValidCodePoint(cp) && !Character.isSurrogate((char) cp)
+            ? new String(Character.toChars(cp)) : "?";
+        for (byte b : ch.getBytes(StandardCharsets.UTF_8)) {
+          sb.append('%').append(Character.toUpperCase(Character.forDigit((b >> 4) & 0xf, 16)))
+              .append(Character.toUpperCase(Character.forDigit(b & 0xf, 16)));
+        }
+      }
+    }
+    return sb.append('"').toString();
+  }
+
+  /** A JSON string literal: quotes, backslashes, control characters and lone surrogates escaped. */
+  static String jsonString(String s) {
+    StringBuilder sb = new StringBuilder(s.length() + 2).append('"');
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      switch (c) {
+        case '"' -> sb.append("\\\"");
+        case '\\' -> sb.append("\\\\");
+        case '\n' -> sb.append("\\n");
+        case '\r' -> sb.append("\\r");
+        case '\t' -> sb.append("\\t");
+        case '\b' -> sb.append("\\b");
+        case '\f' -> sb.append("\\f");
+        default -> {
+          boolean loneSurrogate = Character.isSurrogate(c) && !(Character.isHighSurrogate(c)
+              && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1)));
+          if (Character.isHighSurrogate(c) && !loneSurrogate) {
+            sb.append(c).append(s.charAt(++i));
+          } else if (c < 0x20 || c == 0x2028 || c == 0x2029 || c == 0x7f || loneSurrogate) {
+            sb.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+          } else {
+            sb.append(c);
+          }
+        }
+      }
+    }
+    return sb.append('"').toString();
+  }
+
+  /** Whole seconds, rounded up: 1.001 s is 2, 0 is 0. */
+  static long ceilSeconds(Duration d) {
+    if (d.isNegative() || d.isZero()) {
+      return 0;
+    }
+    return d.getNano() == 0 ? d.getSeconds() : d.getSeconds() + 1;
+  }
+
+  /** The longest retryAfter of the denying decisions (of all when none denied). */
+  static Duration retryAfter(List<Decision> decisions) {
+    Duration longest = Duration.ZERO;
+    boolean anyDenied = decisions.stream().anyMatch(d -> !d.allowed());
+    for (Decision d : decisions) {
+      if ((!anyDenied || !d.allowed()) && d.retryAfter().compareTo(longest) > 0) {
+        longest = d.retryAfter();
+      }
+    }
+    return longest;
+  }
+
+  static Decision mostLimiting(List<Decision> decisions) {
+    boolean allowed = decisions.stream().allMatch(Decision::allowed);
+    return new MultiDecision(allowed, decisions).limiting();
+  }
+
+  private static List<String> violatedPolicies(List<Decision> decisions) {
+    List<String> names = new ArrayList<>();
+    boolean anyDenied = decisions.stream().anyMatch(d -> !d.allowed());
+    for (Decision d : decisions) {
+      if (!anyDenied || !d.allowed()) {
+        names.add(d.policy().name());
+      }
+    }
+    return names;
+  }
+
+  private static String quoted(List<String> names) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < names.size(); i++) {
+      sb.append(i == 0 ? "" : ", ").append('\'').append(names.get(i)).append('\'');
+    }
+    return sb.toString();
+  }
+
+  /** Writes {@code body} as UTF-8 with {@code contentType}, replacing anything buffered. */
+  static void writeBody(HttpServletResponse response, String contentType, String body) throws IOException {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    response.resetBuffer();
+    response.setContentType(contentType);
+    response.setContentLength(bytes.length);
+    OutputStream out = response.getOutputStream();
+    out.write(bytes);
+    out.flush();
+  }
+}

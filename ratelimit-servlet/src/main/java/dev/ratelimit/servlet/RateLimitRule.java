@@ -1,0 +1,189 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.Policy;
+import dev.ratelimit.Require;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Which requests a limit applies to and how they are counted.
+ *
+ * <pre>{@code
+ * RateLimitRule api = RateLimitRule.builder("api")
+ *     .path("/api/**")
+ *     .method("GET", "POST")
+ *     .policy(Policy.parse("100/1m").withName("per-ip"))
+ *     .key("#clientIp")                        // the default
+ *     .build();
+ * }</pre>
+ *
+ * <p>A request matches when its method is one of {@code methods} (all when empty; {@code GET}
+ * covers {@code HEAD} too, since servlets answer HEAD with {@code doGet}) and its path within the
+ * application, as the container canonicalised it, matches one of {@code paths} in
+ * {@link org.springframework.web.util.pattern.PathPattern} syntax ({@code /api/**},
+ * {@code /users/{id}}); a trailing slash on the request path is ignored. The policies are checked
+ * together, all or nothing, under the limiter key {@code <name>:<key>}, so rules never share
+ * counters.
+ *
+ * <p>{@code key} and {@code cost} are SpEL expressions, parsed once, evaluated per request in a
+ * sandbox (no type references, constructors, method calls or assignments; properties only of the
+ * request, principal and cookies), with these variables:
+ * <ul>
+ *   <li>{@code #clientIp}: the client address ({@link ClientIp}, trusted proxies only);</li>
+ *   <li>{@code #path}, {@code #method}: the path within the application and the method;</li>
+ *   <li>{@code #headers['X-Api-Key']}, {@code #params['page']}: the first value of a request header
+ *       (case-insensitive) or of a query parameter (the body is never read);</li>
+ *   <li>{@code #pathVariables['id']}: what the matched path pattern captured;</li>
+ *   <li>{@code #principal}: the authenticated user's name, or null;</li>
+ *   <li>{@code #request}: the request, whose side-effect-free properties can be read
+ *       ({@code #request.remoteUser}, {@code #request.serverName}, ...).</li>
+ * </ul>
+ * The key defaults to {@code #clientIp}; a key that is null or blank never bypasses the limit
+ * (see {@link MissingKey}). The cost defaults to {@code 1}; it must give a whole number from 1 to
+ * the smallest capacity of the rule's policies: a larger one is charged as that capacity, and
+ * anything else (below 1, not a number, an error) as 1, with a log line at most once a minute.
+ *
+ * @param name the rule's name: letters, digits, {@code . _ -}, at most 64, starting with a letter
+ *     or digit; the first part of every limiter key of the rule
+ * @param paths path patterns, at least one
+ * @param methods HTTP methods in upper case; empty for all
+ * @param policies the policies, at least one, with distinct names
+ * @param key the SpEL expression of the key
+ * @param cost the SpEL expression of the cost
+ */
+public record RateLimitRule(String name, List<String> paths, Set<String> methods, List<Policy> policies,
+    String key, String cost) {
+
+  /** The default key expression: the client's address. */
+  public static final String DEFAULT_KEY = "#clientIp";
+  /** The default cost expression. */
+  public static final String DEFAULT_COST = "1";
+
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+  private static final Pattern METHOD = Pattern.compile("[A-Z][A-Z0-9_-]{0,31}");
+
+  /**
+   * Validates and copies; a null key or cost takes the default.
+   *
+   * @throws IllegalArgumentException naming the rule and the bad value: a bad name, no path or a
+   *     path that does not parse, a bad method, no policy or two with one name, a key or cost
+   *     that does not parse or uses what the sandbox refuses
+   */
+  public RateLimitRule {
+    checkName(name);
+    Objects.requireNonNull(paths, "paths");
+    Require.argument(!paths.isEmpty(), "rule '%s' needs at least one path (/** for all)", name);
+    for (String path : paths) {
+      Matching.parsePattern(name, path);
+    }
+    paths = List.copyOf(paths);
+    Objects.requireNonNull(methods, "methods");
+    Set<String> upper = new LinkedHashSet<>();
+    for (String method : methods) {
+      upper.add(checkMethod(name, method));
+    }
+    methods = Collections.unmodifiableSet(upper);
+    Objects.requireNonNull(policies, "policies");
+    Require.argument(!policies.isEmpty(), "rule '%s' needs at least one policy", name);
+    Set<String> policyNames = new HashSet<>();
+    for (Policy policy : policies) {
+      Objects.requireNonNull(policy, "policy");
+      Require.argument(policyNames.add(policy.name()),
+          "rule '%s': policy name '%s' appears twice; each policy of a rule needs its own name", name,
+          policy.name());
+    }
+    policies = List.copyOf(policies);
+    key = key == null ? DEFAULT_KEY : key;
+    cost = cost == null ? DEFAULT_COST : cost;
+    Expressions.parse(key, "rule '" + name + "': key");
+    Expressions.parse(cost, "rule '" + name + "': cost");
+  }
+
+  /** A builder for a rule named {@code name}. */
+  public static Builder builder(String name) {
+    return new Builder(name);
+  }
+
+  /** Checks a rule name, naming it when it is bad. */
+  static void checkName(String name) {
+    Require.argument(name != null && NAME.matcher(name).matches(),
+        "rule name '%s' must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+        name);
+  }
+
+  /** A method in upper case, checked. */
+  static String checkMethod(String rule, String method) {
+    String m = method == null ? "" : method.trim().toUpperCase(Locale.ROOT);
+    Require.argument(METHOD.matcher(m).matches(), "rule '%s': '%s' is not an HTTP method", rule, method);
+    return m;
+  }
+
+  /** The smallest capacity of the rule's policies: the largest cost one request can be charged. */
+  long maxCost() {
+    long max = Long.MAX_VALUE;
+    for (Policy policy : policies) {
+      max = Math.min(max, policy.capacity());
+    }
+    return max;
+  }
+
+  /** Builds a {@link RateLimitRule}. Not thread-safe. */
+  public static final class Builder {
+    private final String name;
+    private final List<String> paths = new ArrayList<>();
+    private final Set<String> methods = new LinkedHashSet<>();
+    private final List<Policy> policies = new ArrayList<>();
+    private String key = DEFAULT_KEY;
+    private String cost = DEFAULT_COST;
+
+    private Builder(String name) {
+      this.name = name;
+    }
+
+    /** Adds path patterns, such as {@code /api/**} or {@code /users/{id}}. */
+    public Builder path(String... patterns) {
+      paths.addAll(List.of(patterns));
+      return this;
+    }
+
+    /** Adds HTTP methods; none means every method. */
+    public Builder method(String... names) {
+      methods.addAll(List.of(names));
+      return this;
+    }
+
+    /** Adds a policy; the rule's policies are checked together, all or nothing. */
+    public Builder policy(Policy policy) {
+      policies.add(Objects.requireNonNull(policy, "policy"));
+      return this;
+    }
+
+    /** The key's SpEL expression; default {@value RateLimitRule#DEFAULT_KEY}. */
+    public Builder key(String spel) {
+      this.key = spel;
+      return this;
+    }
+
+    /** The cost's SpEL expression; default {@value RateLimitRule#DEFAULT_COST}. */
+    public Builder cost(String spel) {
+      this.cost = spel;
+      return this;
+    }
+
+    /**
+     * The rule.
+     *
+     * @throws IllegalArgumentException as the record's constructor
+     */
+    public RateLimitRule build() {
+      return new RateLimitRule(name, paths, methods, policies, key, cost);
+    }
+  }
+}

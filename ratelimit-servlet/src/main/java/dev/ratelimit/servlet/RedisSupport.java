@@ -1,0 +1,119 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.MultiDecision;
+import dev.ratelimit.Policy;
+import dev.ratelimit.redis.RedisBackend;
+import dev.ratelimit.spi.Backend;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.redisson.config.SingleServerConfig;
+
+/**
+ * The Redis backend of a config file ({@code ratelimit.backend=redis}). Only loaded then, so
+ * ratelimit-redis and Redisson are optional dependencies.
+ */
+final class RedisSupport {
+  private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
+
+  private RedisSupport() {}
+
+  static boolean available() {
+    try {
+      ClassLoader loader = RedisSupport.class.getClassLoader();
+      Class.forName("dev.ratelimit.redis.RedisBackend", false, loader);
+      Class.forName("org.redisson.Redisson", false, loader);
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+
+  /** The URL without its password, for messages. */
+  static String redact(String url) {
+    return url == null ? null : url.replaceFirst("//[^@/]*@", "//***@");
+  }
+
+  /**
+   * A backend on a new Redisson client for {@code url}, which the backend shuts down when closed.
+   * Connecting is lazy: when Redis cannot be reached now, a warning is logged and the limiter's
+   * failure mode decides until it can.
+   */
+  static Backend open(String url, String keyPrefix, Duration timeout) {
+    URI uri = URI.create(url.trim());
+    int millis = (int) Math.min(Integer.MAX_VALUE, timeout.toMillis());
+    Config config = new Config();
+    config.setLazyInitialization(true);
+    // Redisson reads a user and password from the address itself
+    String userInfo = uri.getRawUserInfo() == null ? "" : uri.getRawUserInfo() + "@";
+    SingleServerConfig server = config.useSingleServer()
+        .setAddress(uri.getScheme() + "://" + userInfo + uri.getHost() + ":" + (uri.getPort() < 0 ? 6379 : uri.getPort()))
+        .setTimeout(millis)
+        .setConnectTimeout(millis)
+        .setRetryAttempts(0);
+    String path = uri.getPath();
+    if (path != null && path.length() > 1) {
+      server.setDatabase(Integer.parseInt(path.substring(1)));
+    }
+    RedissonClient client = Redisson.create(config);
+    try {
+      RedisBackend backend;
+      try {
+        backend = RedisBackend.builder(client).keyPrefix(keyPrefix).timeout(timeout).build();
+      } catch (IllegalArgumentException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.WARNING, "Redis at " + redact(url) + " cannot be reached now (" + e
+            + "); until it can, the rate limiter's failure mode decides");
+        backend = RedisBackend.builder(client).keyPrefix(keyPrefix).timeout(timeout)
+            .loadScriptsEagerly(false).build();
+      }
+      return new OwningBackend(backend, client);
+    } catch (RuntimeException e) {
+      client.shutdown();
+      throw e;
+    }
+  }
+
+  /** A backend that shuts its Redisson client down when it is closed. */
+  private record OwningBackend(Backend delegate, RedissonClient client) implements Backend {
+    @Override
+    public Decision check(String key, Policy policy, long cost, long nowMicros) {
+      return delegate.check(key, policy, cost, nowMicros);
+    }
+
+    @Override
+    public CompletionStage<Decision> checkAsync(String key, Policy policy, long cost, long nowMicros) {
+      return delegate.checkAsync(key, policy, cost, nowMicros);
+    }
+
+    @Override
+    public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
+      return delegate.checkAll(key, policies, cost, nowMicros);
+    }
+
+    @Override
+    public Decision inspect(String key, Policy policy, long nowMicros) {
+      return delegate.inspect(key, policy, nowMicros);
+    }
+
+    @Override
+    public void reset(String key, Policy policy, long nowMicros) {
+      delegate.reset(key, policy, nowMicros);
+    }
+
+    @Override
+    public void close() {
+      try {
+        delegate.close();
+      } finally {
+        client.shutdown();
+      }
+    }
+  }
+}

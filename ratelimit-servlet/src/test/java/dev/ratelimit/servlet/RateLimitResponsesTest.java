@@ -1,0 +1,122 @@
+package dev.ratelimit.servlet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Policy;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class RateLimitResponsesTest {
+  private static final Policy API = Policy.of(100, Duration.ofMinutes(1)).withName("api");
+  private static final Policy BURST = Policy.of(10, Duration.ofMillis(1500)).withName("burst");
+
+  private static Decision allowed(Policy p, long remaining, Duration reset) {
+    return new Decision(p, true, remaining, Duration.ZERO, reset, Duration.ZERO);
+  }
+
+  private static Decision denied(Policy p, Duration retry, Duration reset) {
+    return new Decision(p, false, 0, retry, reset, Duration.ZERO);
+  }
+
+  @Test
+  void secondsAreWholeAndRoundedUp() {
+    assertThat(RateLimitResponses.ceilSeconds(Duration.ZERO)).isZero();
+    assertThat(RateLimitResponses.ceilSeconds(Duration.ofNanos(1_000))).isEqualTo(1);
+    assertThat(RateLimitResponses.ceilSeconds(Duration.ofMillis(1_001))).isEqualTo(2);
+    assertThat(RateLimitResponses.ceilSeconds(Duration.ofSeconds(17))).isEqualTo(17);
+    assertThat(RateLimitResponses.ceilSeconds(Duration.ofSeconds(-3))).isZero();
+  }
+
+  @Test
+  void headersAreStructuredFieldListsOneItemPerDecision() {
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeHeaders(response.proxy, List.of(
+        allowed(API, 99, Duration.ofMillis(600)), allowed(BURST, 9, Duration.ofMillis(150))), HeaderOptions.DEFAULT);
+    assertThat(response.headers.get("RateLimit-Policy")).isEqualTo("\"api\";q=100;w=60, \"burst\";q=10;w=2");
+    assertThat(response.headers.get("RateLimit")).isEqualTo("\"api\";r=99;t=1, \"burst\";r=9;t=1");
+    List<StructuredFields.Item> items = StructuredFields.parseList(response.headers.get("RateLimit"));
+    assertThat(items).extracting(StructuredFields.Item::value).containsExactly("api", "burst");
+    assertThat(response.headers).doesNotContainKey("X-RateLimit-Limit");
+  }
+
+  @Test
+  void policyNamesAreEscapedAsSfStrings() {
+    Policy odd = API.withName("a \"quoted\" \\ name");
+    Policy unicode = API.withName("café\n");
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeHeaders(response.proxy,
+        List.of(allowed(odd, 1, Duration.ZERO), allowed(unicode, 1, Duration.ZERO)), HeaderOptions.DEFAULT);
+    List<StructuredFields.Item> items = StructuredFields.parseList(response.headers.get("RateLimit-Policy"));
+    assertThat(items.get(0).value()).isEqualTo("a \"quoted\" \\ name");
+    assertThat(items.get(1).value()).isEqualTo("caf%C3%A9%0A");
+  }
+
+  @Test
+  void legacyHeadersDescribeTheMostLimitingDecision() {
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeHeaders(response.proxy, List.of(
+        allowed(API, 50, Duration.ofSeconds(30)), allowed(BURST, 2, Duration.ofMillis(1200))),
+        new HeaderOptions(false, true));
+    assertThat(response.headers).containsEntry("X-RateLimit-Limit", "10")
+        .containsEntry("X-RateLimit-Remaining", "2").containsEntry("X-RateLimit-Reset", "2")
+        .doesNotContainKey("RateLimit");
+
+    Stubs.Response deniedResponse = new Stubs.Response();
+    RateLimitResponses.writeHeaders(deniedResponse.proxy, List.of(
+        denied(API, Duration.ofSeconds(40), Duration.ofSeconds(45)), allowed(BURST, 0, Duration.ofSeconds(1))),
+        new HeaderOptions(false, true));
+    assertThat(deniedResponse.headers).containsEntry("X-RateLimit-Limit", "100")
+        .containsEntry("X-RateLimit-Reset", "45");
+  }
+
+  @Test
+  void degradedDecisionsGetNoHeaders() {
+    Stubs.Response response = new Stubs.Response();
+    Decision degraded = new Decision(API, true, -1, Duration.ZERO, Duration.ZERO, Duration.ZERO);
+    RateLimitResponses.writeHeaders(response.proxy, List.of(allowed(BURST, 3, Duration.ZERO), degraded),
+        new HeaderOptions(true, true));
+    assertThat(response.headers).isEmpty();
+  }
+
+  @Test
+  void deniedResponseTakesTheLongestWaitOfTheDenyingPolicies() throws Exception {
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeDenied(response.proxy, List.of(
+        denied(API, Duration.ofMillis(2_001), Duration.ofSeconds(5)),
+        allowed(BURST, 4, Duration.ofSeconds(1)),
+        denied(BURST.withName("other").withAlgorithm(Algorithm.FIXED_WINDOW), Duration.ofMillis(900), Duration.ofSeconds(1))),
+        HeaderOptions.DEFAULT);
+    assertThat(response.status).isEqualTo(429);
+    assertThat(response.headers).containsEntry("Retry-After", "3").containsEntry("Cache-Control", "no-store")
+        .containsEntry("Content-Type", "application/problem+json");
+    assertThat(Json.object(response.body.toString(java.nio.charset.StandardCharsets.UTF_8)).get("violated-policies"))
+        .isEqualTo(List.of("api", "other"));
+  }
+
+  @Test
+  void theProblemBodyIsValidJsonWithEscapedNames() {
+    Policy odd = API.withName("we\"ird\\name\u0001\u2028");
+    String json = RateLimitResponses.problemJson(List.of(
+        denied(odd, Duration.ofSeconds(3), Duration.ofSeconds(3)), allowed(BURST, 1, Duration.ZERO)), "/api/x?a=\"b\"");
+    Map<String, Object> problem = Json.object(json);
+    assertThat(problem).containsEntry("type", "https://iana.org/assignments/http-problem-types#quota-exceeded")
+        .containsEntry("status", 429L)
+        .containsEntry("instance", "/api/x?a=\"b\"")
+        .containsEntry("violated-policies", List.of("we\"ird\\name\u0001\u2028"));
+    assertThat((String) problem.get("detail")).contains("retry after 3 seconds");
+    assertThat(json).doesNotContain("\u2028");
+    assertThat(Json.object(RateLimitResponses.problemJson(List.of(denied(API, Duration.ZERO, Duration.ZERO)), null)))
+        .doesNotContainKey("instance");
+  }
+
+  @Test
+  void jsonStringsEscapeLoneSurrogatesAndKeepPairs() {
+    assertThat(RateLimitResponses.jsonString("a\uD83D\uDE00b")).isEqualTo("\"a\uD83D\uDE00b\"");
+    assertThat(RateLimitResponses.jsonString("a\uD83Db")).isEqualTo("\"a\\ud83db\"");
+    assertThat(RateLimitResponses.jsonString("\uDE00")).isEqualTo("\"\\ude00\"");
+  }
+}

@@ -1,0 +1,195 @@
+package dev.ratelimit.servlet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimiter;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.ServletContext;
+import jakarta.servlet.ServletContextEvent;
+import jakarta.servlet.ServletContextListener;
+import java.io.IOException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The README's "Servlet filter (no Spring)" examples, run as written there. */
+class ReadmeServletExamplesTest {
+  /** The README's Java example, verbatim; {@link #programmaticExample} runs exactly these lines. */
+  private static final String PROGRAMMATIC = """
+      RateLimiter limiter = RateLimiter.inMemory();                      // or a Redis-backed limiter
+      RateLimitFilter filter = RateLimitFilter.builder(limiter)
+          .rule(RateLimitRule.builder("login")
+              .path("/login")
+              .method("POST")
+              .policy(Policy.parse("5/5m").withName("login-per-ip"))   // key: #clientIp (default)
+              .build())
+          .rule(RateLimitRule.builder("api")
+              .path("/api/**", "/users/{id}")
+              .policy(Policy.parse("100/1m").withName("per-key"))
+              .key("#headers['X-Api-Key'] ?: #clientIp")
+              .cost("#method == 'GET' ? 1 : 5")
+              .build())
+          .trustedProxies(List.of("10.0.0.0/8"))
+          .build();
+      servletContext.addFilter("rateLimit", filter).addMappingForUrlPatterns(null, false, "/*");
+      """;
+
+  @TempDir
+  Path dir;
+
+  private static String section() throws IOException {
+    String readme = Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8);
+    int start = readme.indexOf("## Servlet filter (no Spring)");
+    assertThat(start).as("README section").isNotNegative();
+    int end = readme.indexOf("\n## ", start + 1);
+    return end < 0 ? readme.substring(start) : readme.substring(start, end);
+  }
+
+  private static List<String> blocks(String section, String language) {
+    Matcher m = Pattern.compile("```" + language + "\n(.*?)```", Pattern.DOTALL).matcher(section);
+    List<String> blocks = new ArrayList<>();
+    while (m.find()) {
+      blocks.add(m.group(1));
+    }
+    return blocks;
+  }
+
+  @Test
+  void theReadmeShowsTheCodeThisTestRuns() throws IOException {
+    assertThat(blocks(section(), "java")).containsExactly(PROGRAMMATIC);
+  }
+
+  @Test
+  void programmaticExample() {
+    AtomicReference<RateLimiter> created = new AtomicReference<>();
+    ServletContextListener initializer = new ServletContextListener() {
+      @Override
+      public void contextInitialized(ServletContextEvent event) {
+        ServletContext servletContext = event.getServletContext();
+        // --- as in the README
+        RateLimiter limiter = RateLimiter.inMemory();                      // or a Redis-backed limiter
+        RateLimitFilter filter = RateLimitFilter.builder(limiter)
+            .rule(RateLimitRule.builder("login")
+                .path("/login")
+                .method("POST")
+                .policy(Policy.parse("5/5m").withName("login-per-ip"))   // key: #clientIp (default)
+                .build())
+            .rule(RateLimitRule.builder("api")
+                .path("/api/**", "/users/{id}")
+                .policy(Policy.parse("100/1m").withName("per-key"))
+                .key("#headers['X-Api-Key'] ?: #clientIp")
+                .cost("#method == 'GET' ? 1 : 5")
+                .build())
+            .trustedProxies(List.of("10.0.0.0/8"))
+            .build();
+        servletContext.addFilter("rateLimit", filter).addMappingForUrlPatterns(null, false, "/*");
+        // ---
+        created.set(limiter);
+      }
+    };
+    try (TestServer server = TestServer.start(context -> context.addEventListener(initializer))) {
+      exerciseTheTwoRules(server);
+    } finally {
+      created.get().close();
+    }
+  }
+
+  @Test
+  void webXmlAndPropertiesExample() throws Exception {
+    String section = section();
+    String webXml = blocks(section, "xml").get(0);
+    String filterClass = element(webXml, "filter-class");
+    String paramName = element(webXml, "param-name");
+    String paramValue = element(webXml, "param-value");
+    assertThat(element(webXml, "url-pattern")).isEqualTo("/*");
+    assertThat(paramName).isEqualTo(RateLimitFilter.CONFIG_PARAM);
+    assertThat(paramValue).isEqualTo("classpath:ratelimit.properties");
+
+    // WEB-INF/classes of a web application: the context's class loader
+    Path classes = Files.createDirectories(dir.resolve("WEB-INF/classes"));
+    Files.writeString(classes.resolve("ratelimit.properties"), blocks(section, "properties").get(0));
+    try (URLClassLoader webapp = new URLClassLoader(new URL[] {classes.toUri().toURL()}, getClass().getClassLoader())) {
+      @SuppressWarnings("unchecked")
+      Class<? extends Filter> type = (Class<? extends Filter>) Class.forName(filterClass);
+      try (TestServer server = TestServer.start(context -> {
+        context.setClassLoader(webapp);
+        FilterHolder holder = new FilterHolder(type);
+        holder.setName(element(webXml, "filter-name"));
+        holder.setInitParameter(paramName, paramValue);
+        context.addFilter(holder, element(webXml, "url-pattern"), EnumSet.of(DispatcherType.REQUEST));
+      })) {
+        exerciseTheTwoRules(server);
+      }
+    }
+  }
+
+  /** What both examples configure: login 5 per 5 min per IP on POST, api 100/min per key, cost 5 for writes. */
+  private static void exerciseTheTwoRules(TestServer server) {
+    for (int i = 0; i < 5; i++) {
+      assertThat(server.send("POST", "/login").statusCode()).isEqualTo(200);
+    }
+    HttpResponse<String> denied = server.send("POST", "/login");
+    assertThat(denied.statusCode()).isEqualTo(429);
+    assertThat(Json.object(denied.body()).get("violated-policies")).isEqualTo(List.of("login-per-ip"));
+    assertThat(server.get("/login").headers().firstValue("RateLimit")).isEmpty(); // POST only
+
+    HttpResponse<String> read = server.get("/api/things", "X-Api-Key", "k1");
+    assertThat(remaining(read)).isEqualTo(99);
+    assertThat(remaining(server.send("POST", "/users/7", "X-Api-Key", "k1"))).isEqualTo(94);
+    assertThat(remaining(server.get("/users/7"))).isEqualTo(99); // no key: by client IP
+    assertThat(remaining(server.get("/users/7", "X-Forwarded-For", "203.0.113.9"))).isEqualTo(98); // not trusted
+  }
+
+  private static long remaining(HttpResponse<String> response) {
+    assertThat(response.statusCode()).isEqualTo(200);
+    return StructuredFields.parseList(response.headers().firstValue("RateLimit").orElseThrow()).get(0).integer("r");
+  }
+
+  @Test
+  void yamlExampleIsTheSameConfiguration() throws IOException {
+    String section = section();
+    Path properties = Files.writeString(dir.resolve("ratelimit.properties"), blocks(section, "properties").get(0));
+    Path yaml = Files.writeString(dir.resolve("ratelimit.yaml"), blocks(section, "yaml").get(0));
+    RateLimitConfig fromProperties = RateLimitConfig.load(properties.toString());
+    RateLimitConfig fromYaml = RateLimitConfig.load(yaml.toString());
+    assertThat(fromYaml.rules()).isEqualTo(fromProperties.rules());
+    assertThat(fromYaml.trustedProxies()).isEqualTo(fromProperties.trustedProxies());
+    assertThat(fromYaml.headers()).isEqualTo(fromProperties.headers());
+    assertThat(fromYaml.missingKey()).isEqualTo(fromProperties.missingKey());
+    assertThat(fromYaml.matchAll()).isEqualTo(fromProperties.matchAll());
+  }
+
+  @Test
+  void redisExampleParses() throws IOException {
+    String section = section();
+    List<String> properties = blocks(section, "properties");
+    String rules = properties.get(0).lines().filter(l -> l.startsWith("ratelimit.rules"))
+        .reduce("", (a, b) -> a + b + "\n");
+    Path file = Files.writeString(dir.resolve("redis.properties"), properties.get(1) + rules);
+    RateLimitConfig config = RateLimitConfig.load(file.toString());
+    assertThat(config.backend()).isEqualTo("redis");
+    assertThat(config.redisUrl()).isEqualTo("redis://127.0.0.1:6379");
+    assertThat(config.redisKeyPrefix()).isEqualTo("rl");
+    assertThat(config.redisTimeout()).hasMillis(200);
+  }
+
+  private static String element(String xml, String name) {
+    Matcher m = Pattern.compile("<" + name + ">\\s*(.*?)\\s*</" + name + ">").matcher(xml);
+    assertThat(m.find()).as("<%s> in %s", name, xml).isTrue();
+    return m.group(1);
+  }
+}

@@ -1,0 +1,138 @@
+package dev.ratelimit.servlet;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.MultiDecision;
+import dev.ratelimit.Policy;
+import dev.ratelimit.spi.Backend;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
+import java.io.ByteArrayOutputStream;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** Stand-ins for tests: requests, responses, a backend that always fails. */
+final class Stubs {
+  private Stubs() {}
+
+  /** A request from {@code remoteAddr} with header lines given as name, value, name, value... */
+  static HttpServletRequest request(String remoteAddr, String... headers) {
+    Map<String, List<String>> byName = new LinkedHashMap<>();
+    for (int i = 0; i < headers.length; i += 2) {
+      byName.computeIfAbsent(headers[i].toLowerCase(Locale.ROOT), k -> new ArrayList<>()).add(headers[i + 1]);
+    }
+    return (HttpServletRequest) Proxy.newProxyInstance(Stubs.class.getClassLoader(),
+        new Class<?>[] {HttpServletRequest.class}, (proxy, method, args) -> {
+          switch (method.getName()) {
+            case "getRemoteAddr":
+              return remoteAddr;
+            case "getMethod":
+              return "GET";
+            case "getHeaders":
+              return Collections.enumeration(byName.getOrDefault(((String) args[0]).toLowerCase(Locale.ROOT), List.of()));
+            case "getHeader": {
+              List<String> values = byName.get(((String) args[0]).toLowerCase(Locale.ROOT));
+              return values == null ? null : values.get(0);
+            }
+            case "getHeaderNames":
+              return Collections.enumeration(byName.keySet());
+            case "toString":
+              return "request from " + remoteAddr;
+            case "hashCode":
+              return System.identityHashCode(proxy);
+            case "equals":
+              return proxy == args[0];
+            default:
+              return defaultValue(method.getReturnType());
+          }
+        });
+  }
+
+  /** A response that records headers and status. */
+  static final class Response {
+    final Map<String, String> headers = new LinkedHashMap<>();
+    final ByteArrayOutputStream body = new ByteArrayOutputStream();
+    int status = 200;
+    private final ServletOutputStream out = new ServletOutputStream() {
+      @Override
+      public boolean isReady() {
+        return true;
+      }
+
+      @Override
+      public void setWriteListener(WriteListener listener) {}
+
+      @Override
+      public void write(int b) {
+        body.write(b);
+      }
+    };
+    final HttpServletResponse proxy = (HttpServletResponse) Proxy.newProxyInstance(Stubs.class.getClassLoader(),
+        new Class<?>[] {HttpServletResponse.class}, (p, method, args) -> {
+          switch (method.getName()) {
+            case "setHeader":
+              headers.put((String) args[0], (String) args[1]);
+              return null;
+            case "setStatus":
+              status = (Integer) args[0];
+              return null;
+            case "isCommitted":
+              return false;
+            case "getOutputStream":
+              return out;
+            case "setContentType":
+              headers.put("Content-Type", (String) args[0]);
+              return null;
+            default:
+              return defaultValue(method.getReturnType());
+          }
+        });
+  }
+
+  private static Object defaultValue(Class<?> type) {
+    if (type == boolean.class) {
+      return false;
+    }
+    if (type == int.class) {
+      return 0;
+    }
+    if (type == long.class) {
+      return 0L;
+    }
+    return null;
+  }
+
+  /** A backend whose every call throws, as an unreachable Redis would. */
+  static final class FailingBackend implements Backend {
+    final AtomicInteger calls = new AtomicInteger();
+
+    @Override
+    public Decision check(String key, Policy policy, long cost, long nowMicros) {
+      calls.incrementAndGet();
+      throw new IllegalStateException("backend down");
+    }
+
+    @Override
+    public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
+      calls.incrementAndGet();
+      throw new IllegalStateException("backend down");
+    }
+
+    @Override
+    public Decision inspect(String key, Policy policy, long nowMicros) {
+      throw new IllegalStateException("backend down");
+    }
+
+    @Override
+    public void reset(String key, Policy policy, long nowMicros) {
+      throw new IllegalStateException("backend down");
+    }
+  }
+}

@@ -1,0 +1,40 @@
+package dev.ratelimit.spring;
+
+import dev.ratelimit.spring.RateLimitProperties.MissingKeyAction;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * What a key expression that yields null or blank gets: never a free pass. Either the shared
+ * "missing key" bucket of the policy, or a rejection; logged at most once a minute per place.
+ */
+final class KeyPolicy {
+  /** The key under which requests without a key share one bucket. */
+  static final String MISSING_KEY = "<missing-key>";
+  private static final Logger LOG = Logger.getLogger(KeyPolicy.class.getName());
+  private static final long LOG_EVERY_NANOS = 60_000_000_000L;
+
+  private final MissingKeyAction action;
+  private final Map<String, Long> lastLogged = new ConcurrentHashMap<>();
+
+  KeyPolicy(MissingKeyAction action) {
+    this.action = action;
+  }
+
+  /** The key to use for a missing one at {@code where}, or throws when configured to reject. */
+  String onMissing(String where, String expression) {
+    long now = System.nanoTime();
+    Long last = lastLogged.get(where);
+    if (last == null || now - last > LOG_EVERY_NANOS) {
+      lastLogged.put(where, now);
+      LOG.log(Level.WARNING, "rate-limit key expression ''{0}'' of {1} gave no key; {2} (logged at most once a minute)",
+          new Object[] {expression, where, action == MissingKeyAction.REJECT ? "rejected" : "limited under the shared missing-key bucket"});
+    }
+    if (action == MissingKeyAction.REJECT) {
+      throw new MissingRateLimitKeyException(where, expression);
+    }
+    return MISSING_KEY;
+  }
+}

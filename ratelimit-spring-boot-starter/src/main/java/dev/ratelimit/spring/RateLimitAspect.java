@@ -1,0 +1,188 @@
+package dev.ratelimit.spring;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.MultiDecision;
+import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.annotation.RateLimitExceededException;
+import dev.ratelimit.annotation.RateLimited;
+import dev.ratelimit.servlet.ClientIp;
+import dev.ratelimit.servlet.HeaderOptions;
+import dev.ratelimit.servlet.RateLimitResponses;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.aspectj.lang.ProceedingJoinPoint;
+import org.aspectj.lang.annotation.Around;
+import org.aspectj.lang.annotation.Aspect;
+import org.aspectj.lang.reflect.MethodSignature;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.Ordered;
+import org.springframework.expression.BeanResolver;
+import org.springframework.expression.Expression;
+import org.springframework.util.ClassUtils;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+
+/**
+ * Applies {@link RateLimited}: evaluates keys and costs (parsed at start-up), checks all of a
+ * method's policies together, then proceeds, waits or throws {@link RateLimitExceededException}.
+ * Ordered before {@code @Transactional} and {@code @Cacheable} by default.
+ */
+@Aspect
+public class RateLimitAspect implements Ordered {
+  private static final boolean WEB = ClassUtils.isPresent(
+      "org.springframework.web.context.request.RequestContextHolder", RateLimitAspect.class.getClassLoader());
+
+  private final RateLimiter limiter;
+  private final RateLimitedMethods methods;
+  private final BeanResolver beans;
+  private final ClientIp clientIp;
+  private final HeaderOptions headers;
+  private final KeyPolicy missingKeys;
+  private final int order;
+
+  RateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, BeanResolver beans, ClientIp clientIp,
+      HeaderOptions headers, KeyPolicy missingKeys, int order) {
+    this.limiter = limiter;
+    this.methods = methods;
+    this.beans = beans;
+    this.clientIp = clientIp;
+    this.headers = headers;
+    this.missingKeys = missingKeys;
+    this.order = order;
+  }
+
+  @Override
+  public int getOrder() {
+    return order;
+  }
+
+  /** Every method annotated, and every public method of an annotated class. */
+  @Around("@annotation(dev.ratelimit.annotation.RateLimited) "
+      + "|| @annotation(dev.ratelimit.annotation.RateLimited.List) "
+      + "|| (execution(public * *(..)) && (@within(dev.ratelimit.annotation.RateLimited) "
+      + "|| @within(dev.ratelimit.annotation.RateLimited.List)))")
+  public Object limit(ProceedingJoinPoint call) throws Throwable {
+    Method method = ((MethodSignature) call.getSignature()).getMethod();
+    Class<?> target = call.getTarget() != null ? AopUtils.getTargetClass(call.getTarget()) : method.getDeclaringClass();
+    RateLimitedMethod limited = methods.find(AopUtils.getMostSpecificMethod(method, target)).orElse(null);
+    if (limited == null) {
+      return call.proceed();
+    }
+    HttpServletRequest request = currentRequest();
+    Map<String, List<Policy>> byKey = new LinkedHashMap<>();
+    long cost = evaluate(limited, call.getArgs(), request, byKey);
+    long deadline = System.nanoTime() + limited.maxWait().toNanos();
+    while (true) {
+      MultiDecision decision = check(byKey, cost);
+      if (decision.allowed()) {
+        writeHeaders(decision);
+        long delay = decision.decisions().stream().mapToLong(d -> d.delay().toNanos()).max().orElse(0);
+        if (delay > 0) {
+          TimeUnit.NANOSECONDS.sleep(delay); // admitted by a leaky bucket: wait for our slot
+        }
+        return call.proceed();
+      }
+      Duration retry = decision.limiting().retryAfter();
+      if (limited.mode() != RateLimited.Mode.WAIT || System.nanoTime() + retry.toNanos() > deadline) {
+        throw new RateLimitExceededException(decision);
+      }
+      TimeUnit.NANOSECONDS.sleep(Math.max(retry.toNanos(), 1));
+    }
+  }
+
+  /** Fills {@code byKey} with each evaluated key's policies; returns the cost. */
+  private long evaluate(RateLimitedMethod limited, Object[] args, HttpServletRequest request,
+      Map<String, List<Policy>> byKey) {
+    SandboxedEvaluationContext context = new SandboxedEvaluationContext(beans);
+    String[] names = limited.parameterNames();
+    for (int i = 0; i < args.length; i++) {
+      if (i < names.length) {
+        context.setVariable(names[i], args[i]);
+      }
+      context.setVariable("p" + i, args[i]);
+      context.setVariable("a" + i, args[i]);
+    }
+    context.setVariable("args", args);
+    context.setVariable("method", limited.method().getName());
+    if (request != null) {
+      context.setVariable("request", request);
+      context.setVariable("clientIp", clientIp.resolve(request));
+      context.setVariable("principal", request.getUserPrincipal() == null ? null : request.getUserPrincipal().getName());
+    }
+    long cost = 0;
+    for (RateLimitedMethod.Limit limit : limited.limits()) {
+      String key = limit.key() == null ? limited.describe() : value(limit.key(), context);
+      if (key == null || key.isBlank()) {
+        key = missingKeys.onMissing(limited.describe(), limit.keySource());
+      }
+      byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(limit.policy());
+      long c = cost(limit, context, limited);
+      if (cost != 0 && c != cost) {
+        throw new IllegalStateException("@RateLimited on " + limited.describe()
+            + ": every annotation must evaluate to the same cost, got " + cost + " and " + c);
+      }
+      cost = c;
+    }
+    return cost;
+  }
+
+  private static String value(Expression expression, SandboxedEvaluationContext context) {
+    Object value = expression.getValue(context);
+    return value == null ? null : value.toString();
+  }
+
+  private static long cost(RateLimitedMethod.Limit limit, SandboxedEvaluationContext context, RateLimitedMethod m) {
+    Object value = limit.cost().getValue(context);
+    if (!(value instanceof Number n) || n.longValue() < 1 || n.longValue() != n.doubleValue()) {
+      throw new IllegalStateException("@RateLimited on " + m.describe() + ": cost expression '"
+          + limit.costSource() + "' must give a whole number of at least 1, gave " + value);
+    }
+    return n.longValue();
+  }
+
+  private MultiDecision check(Map<String, List<Policy>> byKey, long cost) {
+    if (byKey.size() == 1) {
+      Map.Entry<String, List<Policy>> only = byKey.entrySet().iterator().next();
+      return limiter.checkAll(only.getKey(), only.getValue(), cost);
+    }
+    List<Decision> decisions = new ArrayList<>();
+    for (Map.Entry<String, List<Policy>> entry : byKey.entrySet()) {
+      MultiDecision part = limiter.checkAll(entry.getKey(), entry.getValue(), cost);
+      decisions.addAll(part.decisions());
+      if (!part.allowed()) {
+        return new MultiDecision(false, decisions);
+      }
+    }
+    return new MultiDecision(true, decisions);
+  }
+
+  private static HttpServletRequest currentRequest() {
+    if (!WEB) {
+      return null;
+    }
+    RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+    return attributes instanceof ServletRequestAttributes servlet ? servlet.getRequest() : null;
+  }
+
+  private void writeHeaders(MultiDecision decision) {
+    if (!WEB) {
+      return;
+    }
+    RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+    if (attributes instanceof ServletRequestAttributes servlet) {
+      HttpServletResponse response = servlet.getResponse();
+      if (response != null && !response.isCommitted()) {
+        RateLimitResponses.writeHeaders(response, decision.decisions(), headers);
+      }
+    }
+  }
+}

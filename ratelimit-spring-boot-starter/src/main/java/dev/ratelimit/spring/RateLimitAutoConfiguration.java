@@ -1,0 +1,180 @@
+package dev.ratelimit.spring;
+
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.memory.InMemoryBackend;
+import dev.ratelimit.servlet.ClientIp;
+import dev.ratelimit.servlet.HeaderOptions;
+import dev.ratelimit.servlet.MissingKey;
+import dev.ratelimit.servlet.RateLimitFilter;
+import dev.ratelimit.servlet.RateLimitRule;
+import dev.ratelimit.spi.Backend;
+import java.time.InstantSource;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.EnableAspectJAutoProxy;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+import java.util.Map;
+
+/**
+ * Auto-configuration of the rate limiter: the backend (Redis when configured, else memory), the
+ * {@link RateLimiter}, named policies, the {@code @RateLimited} aspect, the servlet filter when
+ * rules are configured, and 429 handling for Spring MVC. Every bean backs off when the application
+ * defines its own.
+ */
+@AutoConfiguration
+@ConditionalOnProperty(prefix = "ratelimit", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(RateLimitProperties.class)
+// Redis first: the in-memory backend backs off when Redis made one. (Not nested classes: Spring
+// processes nested configuration classes before imports, which would reverse the order.)
+@Import({RedisBackendConfiguration.class, MemoryBackendConfiguration.class})
+public class RateLimitAutoConfiguration {
+
+  /** The named policies, validated at start-up. */
+  @Bean
+  @ConditionalOnMissingBean
+  public PolicyRegistry rateLimitPolicies(RateLimitProperties properties) {
+    return PolicyRegistry.from(properties);
+  }
+
+  /** The limiter, on the application's {@link InstantSource} bean if it has one, else the system clock. */
+  @Bean
+  @ConditionalOnMissingBean
+  public RateLimiter rateLimiter(Backend backend, RateLimitProperties properties,
+      ObjectProvider<InstantSource> clock) {
+    return RateLimiter.builder()
+        .backend(backend)
+        .clock(clock.getIfAvailable(InstantSource::system))
+        .failureMode(properties.getFailureMode())
+        .build();
+  }
+
+  /** Which limit headers responses carry. */
+  @Bean
+  @ConditionalOnMissingBean
+  public HeaderOptions rateLimitHeaderOptions(RateLimitProperties properties) {
+    return new HeaderOptions(properties.getHeaders().isDraft(), properties.getHeaders().isLegacy());
+  }
+
+  /** The client IP of a request, trusting forwarding headers only from the configured proxies. */
+  @Bean
+  @ConditionalOnMissingBean
+  public ClientIp rateLimitClientIp(RateLimitProperties properties) {
+    try {
+      return new ClientIp(properties.getTrustedProxies());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("invalid ratelimit.trusted-proxies: " + e.getMessage(), e);
+    }
+  }
+
+  /** {@code @RateLimited}: parsed at start-up, applied by an aspect. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.aspectj.lang.annotation.Aspect")
+  @EnableAspectJAutoProxy(proxyTargetClass = true)
+  static class AspectConfiguration {
+    @Bean
+    @ConditionalOnMissingBean
+    RateLimitedMethods rateLimitedMethods(PolicyRegistry policies) {
+      return new RateLimitedMethods(policies);
+    }
+
+    @Bean
+    static RateLimitedMethodsValidator rateLimitedMethodsValidator(ObjectProvider<RateLimitedMethods> methods) {
+      return new RateLimitedMethodsValidator(methods);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    RateLimitAspect rateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, BeanFactory beans,
+        ClientIp clientIp, HeaderOptions headers, RateLimitProperties properties) {
+      return new RateLimitAspect(limiter, methods, SandboxedEvaluationContext.beansOf(beans), clientIp, headers,
+          new KeyPolicy(properties.getMissingKey()), properties.getAspect().getOrder());
+    }
+  }
+
+  /** Spring MVC: a rate-limited controller method answers 429 as the filter does. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnClass(name = "org.springframework.web.servlet.DispatcherServlet")
+  static class MvcConfiguration {
+    @Bean
+    @ConditionalOnMissingBean
+    RateLimitExceptionHandler rateLimitExceptionHandler(HeaderOptions headers) {
+      return new RateLimitExceptionHandler(headers);
+    }
+  }
+
+  /** Matches when {@code ratelimit.filter.rules} has at least one rule. */
+  static final class FilterRulesConfigured extends SpringBootCondition {
+    @Override
+    public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+      boolean any = Binder.get(context.getEnvironment())
+          .bind("ratelimit.filter.rules", Bindable.listOf(Map.class))
+          .map(rules -> !rules.isEmpty()).orElse(false);
+      return any ? ConditionOutcome.match("ratelimit.filter.rules configured")
+          : ConditionOutcome.noMatch("no ratelimit.filter.rules");
+    }
+  }
+
+  /** The servlet filter, when {@code ratelimit.filter.rules} are configured. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnProperty(prefix = "ratelimit.filter", name = "enabled", havingValue = "true", matchIfMissing = true)
+  @Conditional(FilterRulesConfigured.class)
+  static class FilterConfiguration {
+    @Bean
+    @ConditionalOnMissingBean(name = "rateLimitFilter")
+    FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimiter limiter, PolicyRegistry policies,
+        RateLimitProperties properties, HeaderOptions headers) {
+      RateLimitFilter.Builder builder = RateLimitFilter.builder(limiter)
+          .matchAll(properties.getFilter().isMatchAll())
+          .trustedProxies(properties.getTrustedProxies())
+          .headers(headers)
+          .missingKey(properties.getMissingKey() == RateLimitProperties.MissingKeyAction.REJECT
+              ? MissingKey.REJECT : MissingKey.SHARED_BUCKET);
+      int index = 0;
+      for (RateLimitProperties.Rule rule : properties.getFilter().getRules()) {
+        builder.rule(rule(rule, index++, policies));
+      }
+      FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(builder.build());
+      registration.setOrder(properties.getFilter().getOrder());
+      return registration;
+    }
+
+    private static RateLimitRule rule(RateLimitProperties.Rule rule, int index, PolicyRegistry policies) {
+      String property = "ratelimit.filter.rules[" + index + "]";
+      if (rule.getName() == null || rule.getName().isBlank()) {
+        throw new IllegalArgumentException(property + ".name is required");
+      }
+      if (rule.getPolicies().isEmpty()) {
+        throw new IllegalArgumentException(property + ".policies must name at least one policy");
+      }
+      try {
+        RateLimitRule.Builder builder = RateLimitRule.builder(rule.getName()).key(rule.getKey()).cost(rule.getCost());
+        rule.getPaths().forEach(builder::path);
+        rule.getMethods().forEach(builder::method);
+        for (String name : rule.getPolicies()) {
+          builder.policy(policies.get(name, property + ".policies"));
+        }
+        return builder.build();
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("invalid " + property + ": " + e.getMessage(), e);
+      }
+    }
+  }
+}

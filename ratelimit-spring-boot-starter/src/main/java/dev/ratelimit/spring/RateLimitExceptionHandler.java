@@ -1,0 +1,42 @@
+package dev.ratelimit.spring;
+
+import dev.ratelimit.annotation.RateLimitExceededException;
+import dev.ratelimit.servlet.HeaderOptions;
+import dev.ratelimit.servlet.RateLimitResponses;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
+import org.springframework.web.bind.annotation.ControllerAdvice;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+
+/**
+ * Turns {@link RateLimitExceededException} from a controller into the same 429 the filter sends:
+ * {@code Retry-After}, {@code Cache-Control: no-store}, the limit headers and a problem+json body.
+ * Ordered first so that a catch-all handler of the application does not swallow it.
+ */
+@ControllerAdvice
+@Order(Ordered.HIGHEST_PRECEDENCE)
+public class RateLimitExceptionHandler {
+  private final HeaderOptions headers;
+
+  RateLimitExceptionHandler(HeaderOptions headers) {
+    this.headers = headers;
+  }
+
+  /** A request without a key, when {@code ratelimit.missing-key=reject}: 400 problem+json. */
+  @ExceptionHandler(MissingRateLimitKeyException.class)
+  public void missingKey(MissingRateLimitKeyException e, HttpServletResponse response) throws IOException {
+    response.setStatus(400);
+    response.setHeader("Cache-Control", "no-store");
+    response.setContentType("application/problem+json");
+    response.getWriter().write("{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,"
+        + "\"detail\":\"the request has no rate-limit key\"}");
+  }
+
+  /** Writes the 429. */
+  @ExceptionHandler(RateLimitExceededException.class)
+  public void tooManyRequests(RateLimitExceededException e, HttpServletResponse response) throws IOException {
+    RateLimitResponses.writeDenied(response, e.decisions().decisions(), headers);
+  }
+}

@@ -1,0 +1,377 @@
+package dev.ratelimit.spring;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.FailureMode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/** Configuration of the rate limiter under {@code ratelimit.*}. */
+@ConfigurationProperties(prefix = "ratelimit")
+public class RateLimitProperties {
+
+  /** Whether rate limiting is enabled at all. */
+  private boolean enabled = true;
+
+  /** Where state lives: auto (Redis when configured or a RedissonClient bean exists, else memory), memory or redis. */
+  private BackendType backend = BackendType.AUTO;
+
+  /** What a backend failure decides. */
+  private FailureMode failureMode = FailureMode.FAIL_OPEN;
+
+  /** What happens to a request whose key expression yields null or blank. */
+  private MissingKeyAction missingKey = MissingKeyAction.SHARED_BUCKET;
+
+  /** CIDRs of proxies whose X-Forwarded-For and Forwarded headers are trusted, e.g. 10.0.0.0/8. */
+  private List<String> trustedProxies = new ArrayList<>();
+
+  /** Named policies, referenced by {@code @RateLimited(policy = ...)} and filter rules. */
+  private Map<String, PolicyProperties> policies = new LinkedHashMap<>();
+
+  private final Memory memory = new Memory();
+  private final Redis redis = new Redis();
+  private final Headers headers = new Headers();
+  private final Aspect aspect = new Aspect();
+  private final Filter filter = new Filter();
+
+  public boolean isEnabled() {
+    return enabled;
+  }
+
+  public void setEnabled(boolean enabled) {
+    this.enabled = enabled;
+  }
+
+  public BackendType getBackend() {
+    return backend;
+  }
+
+  public void setBackend(BackendType backend) {
+    this.backend = backend;
+  }
+
+  public FailureMode getFailureMode() {
+    return failureMode;
+  }
+
+  public void setFailureMode(FailureMode failureMode) {
+    this.failureMode = failureMode;
+  }
+
+  public MissingKeyAction getMissingKey() {
+    return missingKey;
+  }
+
+  public void setMissingKey(MissingKeyAction missingKey) {
+    this.missingKey = missingKey;
+  }
+
+  public List<String> getTrustedProxies() {
+    return trustedProxies;
+  }
+
+  public void setTrustedProxies(List<String> trustedProxies) {
+    this.trustedProxies = trustedProxies;
+  }
+
+  public Map<String, PolicyProperties> getPolicies() {
+    return policies;
+  }
+
+  public void setPolicies(Map<String, PolicyProperties> policies) {
+    this.policies = policies;
+  }
+
+  public Memory getMemory() {
+    return memory;
+  }
+
+  public Redis getRedis() {
+    return redis;
+  }
+
+  public Headers getHeaders() {
+    return headers;
+  }
+
+  public Aspect getAspect() {
+    return aspect;
+  }
+
+  public Filter getFilter() {
+    return filter;
+  }
+
+  /** Where state lives. */
+  public enum BackendType {
+    /** Redis when {@code ratelimit.redis.url}, {@code spring.data.redis.*} or a RedissonClient bean is there, else memory. */
+    AUTO,
+    /** The in-memory backend: one limit per instance. */
+    MEMORY,
+    /** Redis: one limit shared by every instance. */
+    REDIS
+  }
+
+  /** What happens to a request whose key expression yields null or blank. */
+  public enum MissingKeyAction {
+    /** Limit it under one shared "missing key" bucket per policy (and log it, rate-limited). */
+    SHARED_BUCKET,
+    /** Reject it (and log it, rate-limited). */
+    REJECT
+  }
+
+  /** One named policy. */
+  public static class PolicyProperties {
+    /** Units admitted per window. */
+    private Long limit;
+
+    /** The window, e.g. 1m or 500ms. */
+    private String window;
+
+    /** The algorithm. */
+    private Algorithm algorithm = Algorithm.GCRA;
+
+    /** The capacity of the bucket algorithms; default the limit. */
+    private Long burst;
+
+    public Long getLimit() {
+      return limit;
+    }
+
+    public void setLimit(Long limit) {
+      this.limit = limit;
+    }
+
+    public String getWindow() {
+      return window;
+    }
+
+    public void setWindow(String window) {
+      this.window = window;
+    }
+
+    public Algorithm getAlgorithm() {
+      return algorithm;
+    }
+
+    public void setAlgorithm(Algorithm algorithm) {
+      this.algorithm = algorithm;
+    }
+
+    public Long getBurst() {
+      return burst;
+    }
+
+    public void setBurst(Long burst) {
+      this.burst = burst;
+    }
+  }
+
+  /** The in-memory backend. */
+  public static class Memory {
+    /** The most (key, policy) states held at once. */
+    private long maximumKeys = 1_000_000;
+
+    public long getMaximumKeys() {
+      return maximumKeys;
+    }
+
+    public void setMaximumKeys(long maximumKeys) {
+      this.maximumKeys = maximumKeys;
+    }
+  }
+
+  /** The Redis backend. */
+  public static class Redis {
+    /** Redis URL (redis://host:port) for a client of our own when there is no RedissonClient bean. */
+    private String url;
+
+    /** The first part of every key. */
+    private String keyPrefix = "rl";
+
+    /** How long one check may wait for Redis before the failure mode decides. */
+    private Duration timeout = Duration.ofMillis(200);
+
+    public String getUrl() {
+      return url;
+    }
+
+    public void setUrl(String url) {
+      this.url = url;
+    }
+
+    public String getKeyPrefix() {
+      return keyPrefix;
+    }
+
+    public void setKeyPrefix(String keyPrefix) {
+      this.keyPrefix = keyPrefix;
+    }
+
+    public Duration getTimeout() {
+      return timeout;
+    }
+
+    public void setTimeout(Duration timeout) {
+      this.timeout = timeout;
+    }
+  }
+
+  /** Response headers. */
+  public static class Headers {
+    /** Whether to send the IETF draft RateLimit and RateLimit-Policy headers. */
+    private boolean draft = true;
+
+    /** Whether to send X-RateLimit-Limit, -Remaining and -Reset as well. */
+    private boolean legacy = false;
+
+    public boolean isDraft() {
+      return draft;
+    }
+
+    public void setDraft(boolean draft) {
+      this.draft = draft;
+    }
+
+    public boolean isLegacy() {
+      return legacy;
+    }
+
+    public void setLegacy(boolean legacy) {
+      this.legacy = legacy;
+    }
+  }
+
+  /** The {@code @RateLimited} aspect. */
+  public static class Aspect {
+    /** The aspect's order; the default runs it before @Transactional and @Cacheable. */
+    private int order = 0;
+
+    public int getOrder() {
+      return order;
+    }
+
+    public void setOrder(int order) {
+      this.order = order;
+    }
+  }
+
+  /** The servlet filter. */
+  public static class Filter {
+    /** Whether to register the filter when rules are configured. */
+    private boolean enabled = true;
+
+    /** Whether every matching rule applies (true) or only the first (false). */
+    private boolean matchAll = false;
+
+    /** The filter's order among servlet filters. */
+    private int order = 0;
+
+    /** The rules, evaluated in order. */
+    private List<Rule> rules = new ArrayList<>();
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public boolean isMatchAll() {
+      return matchAll;
+    }
+
+    public void setMatchAll(boolean matchAll) {
+      this.matchAll = matchAll;
+    }
+
+    public int getOrder() {
+      return order;
+    }
+
+    public void setOrder(int order) {
+      this.order = order;
+    }
+
+    public List<Rule> getRules() {
+      return rules;
+    }
+
+    public void setRules(List<Rule> rules) {
+      this.rules = rules;
+    }
+  }
+
+  /** One filter rule. */
+  public static class Rule {
+    /** The rule's name; it namespaces the rule's keys. */
+    private String name;
+
+    /** Path patterns (PathPattern syntax), e.g. /api/**. */
+    private List<String> paths = new ArrayList<>();
+
+    /** HTTP methods; empty means all. */
+    private List<String> methods = new ArrayList<>();
+
+    /** Names of policies from ratelimit.policies, checked together. */
+    private List<String> policies = new ArrayList<>();
+
+    /** The key, in SpEL. */
+    private String key = "#clientIp";
+
+    /** The cost, in SpEL. */
+    private String cost = "1";
+
+    public String getName() {
+      return name;
+    }
+
+    public void setName(String name) {
+      this.name = name;
+    }
+
+    public List<String> getPaths() {
+      return paths;
+    }
+
+    public void setPaths(List<String> paths) {
+      this.paths = paths;
+    }
+
+    public List<String> getMethods() {
+      return methods;
+    }
+
+    public void setMethods(List<String> methods) {
+      this.methods = methods;
+    }
+
+    public List<String> getPolicies() {
+      return policies;
+    }
+
+    public void setPolicies(List<String> policies) {
+      this.policies = policies;
+    }
+
+    public String getKey() {
+      return key;
+    }
+
+    public void setKey(String key) {
+      this.key = key;
+    }
+
+    public String getCost() {
+      return cost;
+    }
+
+    public void setCost(String cost) {
+      this.cost = cost;
+    }
+  }
+}

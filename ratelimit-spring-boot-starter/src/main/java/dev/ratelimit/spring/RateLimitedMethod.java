@@ -1,0 +1,38 @@
+package dev.ratelimit.spring;
+
+import dev.ratelimit.Policy;
+import dev.ratelimit.annotation.RateLimited;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.List;
+import org.springframework.expression.Expression;
+
+/**
+ * What {@code @RateLimited} asks of one method, parsed once: its policies with their key and cost
+ * expressions, the mode and the longest wait.
+ *
+ * @param method the method
+ * @param parameterNames the names its arguments are visible under
+ * @param limits one entry per annotation, in declaration order
+ * @param mode REJECT unless every annotation says WAIT
+ * @param maxWait the shortest maxWait of the annotations
+ */
+record RateLimitedMethod(Method method, String[] parameterNames, List<Limit> limits,
+    RateLimited.Mode mode, Duration maxWait) {
+
+  /**
+   * One annotation: a policy and how to compute its key and cost.
+   *
+   * @param policy the policy
+   * @param key the key expression, or null for one bucket for the whole method
+   * @param keySource the key expression's text, for messages
+   * @param cost the cost expression
+   * @param costSource the cost expression's text, for messages
+   */
+  record Limit(Policy policy, Expression key, String keySource, Expression cost, String costSource) {}
+
+  /** {@code ClassName.method}, as messages name the method. */
+  String describe() {
+    return method.getDeclaringClass().getName() + "." + method.getName();
+  }
+}

@@ -1,0 +1,139 @@
+package dev.ratelimit.spring;
+
+import dev.ratelimit.Policy;
+import dev.ratelimit.annotation.RateLimited;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * Finds and parses {@code @RateLimited} methods, once per method. {@link #inspect(Class)} runs for
+ * every bean at start-up, so a bad expression or an unknown policy fails the application context
+ * with a message naming the method and the expression.
+ */
+final class RateLimitedMethods {
+  private static final Object NONE = new Object();
+
+  private final PolicyRegistry policies;
+  private final SpelExpressionParser parser = new SpelExpressionParser();
+  private final ParameterNameDiscoverer names = new DefaultParameterNameDiscoverer();
+  private final Map<Method, Object> cache = new ConcurrentHashMap<>();
+
+  RateLimitedMethods(PolicyRegistry policies) {
+    this.policies = policies;
+  }
+
+  /** Parses every rate-limited method of {@code type}; throws naming the first bad one. */
+  void inspect(Class<?> type) {
+    ReflectionUtils.doWithMethods(type, this::find,
+        m -> !m.isBridge() && !m.isSynthetic() && m.getDeclaringClass() != Object.class);
+  }
+
+  /** The parsed limits of {@code method} (the most specific one of the target class), if any. */
+  Optional<RateLimitedMethod> find(Method method) {
+    Object found = cache.computeIfAbsent(method, m -> {
+      RateLimitedMethod parsed = parse(m);
+      return parsed == null ? NONE : parsed;
+    });
+    return found == NONE ? Optional.empty() : Optional.of((RateLimitedMethod) found);
+  }
+
+  private RateLimitedMethod parse(Method method) {
+    Set<RateLimited> annotations = AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimited.class);
+    if (annotations.isEmpty()) {
+      if (!Modifier.isPublic(method.getModifiers())) {
+        return null;
+      }
+      annotations = AnnotatedElementUtils.findMergedRepeatableAnnotations(method.getDeclaringClass(), RateLimited.class);
+      if (annotations.isEmpty()) {
+        return null;
+      }
+    }
+    String where = method.getDeclaringClass().getName() + "." + method.getName();
+    List<RateLimitedMethod.Limit> limits = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    boolean wait = true;
+    Duration maxWait = null;
+    int index = 0;
+    for (RateLimited a : annotations) {
+      Policy policy = policy(a, method, annotations.size() > 1 ? index : -1, where);
+      if (!seen.add(policy.name() + "/" + policy.algorithm())) {
+        throw new IllegalStateException("@RateLimited on " + where + " uses policy '" + policy.name()
+            + "' twice; give each annotation its own policy");
+      }
+      Expression key = a.key().isBlank() ? null : parse(a.key(), "key", where);
+      Expression cost = parse(a.cost(), "cost", where);
+      limits.add(new RateLimitedMethod.Limit(policy, key, a.key(), cost, a.cost()));
+      wait &= a.mode() == RateLimited.Mode.WAIT;
+      Duration w = window(a.maxWait(), "maxWait", where);
+      maxWait = maxWait == null || w.compareTo(maxWait) < 0 ? w : maxWait;
+      index++;
+    }
+    String[] parameterNames = names.getParameterNames(method);
+    return new RateLimitedMethod(method, parameterNames == null ? new String[0] : parameterNames,
+        List.copyOf(limits), wait ? RateLimited.Mode.WAIT : RateLimited.Mode.REJECT, maxWait);
+  }
+
+  private Policy policy(RateLimited a, Method method, int index, String where) {
+    boolean inline = a.limit() > 0 || !a.window().isEmpty();
+    if (!a.policy().isEmpty()) {
+      if (inline) {
+        throw new IllegalStateException("@RateLimited on " + where + " names policy '" + a.policy()
+            + "' and an inline limit/window; use one or the other");
+      }
+      try {
+        return policies.get(a.policy(), "@RateLimited on " + where);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalStateException(e.getMessage(), e);
+      }
+    }
+    if (a.limit() < 1 || a.window().isEmpty()) {
+      throw new IllegalStateException("@RateLimited on " + where + " needs a policy name or both "
+          + "limit (>= 1) and window (e.g. \"1m\"); was limit=" + a.limit() + ", window='" + a.window() + "'");
+    }
+    String name = !a.name().isEmpty() ? a.name()
+        : method.getDeclaringClass().getSimpleName() + "." + method.getName() + (index >= 0 ? "#" + index : "");
+    try {
+      Policy policy = Policy.of(a.limit(), Policy.parseWindow(a.window()), a.algorithm()).withName(name);
+      return a.burst() > 0 ? policy.withBurst(a.burst()) : policy;
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException("@RateLimited on " + where + ": " + e.getMessage(), e);
+    }
+  }
+
+  private Expression parse(String source, String attribute, String where) {
+    try {
+      return parser.parseExpression(source);
+    } catch (ParseException e) {
+      throw new IllegalStateException("@RateLimited on " + where + ": cannot parse " + attribute
+          + " expression '" + source + "': " + e.getMessage(), e);
+    }
+  }
+
+  private static Duration window(String text, String attribute, String where) {
+    try {
+      return Policy.parseWindow(text);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalStateException("@RateLimited on " + where + ": bad " + attribute + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Used by tests and diagnostics: how many methods were parsed. */
+  int size() {
+    return (int) cache.values().stream().filter(v -> v != NONE).count();
+  }
+}

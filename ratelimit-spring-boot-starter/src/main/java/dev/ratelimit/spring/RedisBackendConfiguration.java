@@ -1,0 +1,133 @@
+package dev.ratelimit.spring;
+
+import dev.ratelimit.redis.RedisBackend;
+import dev.ratelimit.spi.Backend;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.ConfigurationCondition;
+import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+
+/**
+ * The Redis backend, when {@code ratelimit.backend=redis}, or {@code auto} and Redis is configured:
+ * {@code ratelimit.redis.url}, Boot's {@code spring.data.redis.url}/{@code host}, or a
+ * {@link RedissonClient} bean of the application (which is then used as it is).
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnClass({RedissonClient.class, RedisBackend.class})
+@Conditional(RedisBackendConfiguration.RedisSelected.class)
+class RedisBackendConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean(Backend.class)
+  Backend redisRateLimitBackend(RateLimitProperties properties, ObjectProvider<RedissonClient> clients,
+      OwnRedissonClient own) {
+    RedissonClient client = clients.getIfUnique(own::client);
+    return RedisBackend.builder(client)
+        .keyPrefix(properties.getRedis().getKeyPrefix())
+        .timeout(properties.getRedis().getTimeout())
+        .loadScriptsEagerly(false) // the application starts while Redis is down; scripts load on first use
+        .build();
+  }
+
+  @Bean
+  OwnRedissonClient rateLimitOwnRedissonClient(RateLimitProperties properties, Environment environment) {
+    return new OwnRedissonClient(properties, environment);
+  }
+
+  /** A Redisson client of our own, made only when the application has none, and shut down with the context. */
+  static final class OwnRedissonClient implements AutoCloseable {
+    private final RateLimitProperties properties;
+    private final Environment environment;
+    private RedissonClient client;
+
+    OwnRedissonClient(RateLimitProperties properties, Environment environment) {
+      this.properties = properties;
+      this.environment = environment;
+    }
+
+    synchronized RedissonClient client() {
+      if (client == null) {
+        String url = redisUrl(properties, environment);
+        if (url == null) {
+          throw new IllegalStateException("ratelimit.backend=redis needs ratelimit.redis.url, "
+              + "spring.data.redis.url or spring.data.redis.host, or a RedissonClient bean");
+        }
+        Config config = new Config();
+        config.setLazyInitialization(true);
+        config.useSingleServer()
+            .setAddress(url)
+            .setPassword(environment.getProperty("spring.data.redis.password"))
+            .setTimeout((int) properties.getRedis().getTimeout().toMillis())
+            .setRetryAttempts(0);
+        client = Redisson.create(config);
+      }
+      return client;
+    }
+
+    @Override
+    public synchronized void close() {
+      if (client != null) {
+        client.shutdown();
+      }
+    }
+  }
+
+  static String redisUrl(RateLimitProperties properties, Environment environment) {
+    if (properties.getRedis().getUrl() != null) {
+      return properties.getRedis().getUrl();
+    }
+    String url = environment.getProperty("spring.data.redis.url");
+    if (url != null) {
+      return url;
+    }
+    String host = environment.getProperty("spring.data.redis.host");
+    if (host == null) {
+      return null;
+    }
+    String port = environment.getProperty("spring.data.redis.port", "6379");
+    return "redis://" + host + ":" + port;
+  }
+
+  /**
+   * Redis is selected explicitly, or by {@code auto} when something configures it. Evaluated when
+   * beans are registered, so that the application's own RedissonClient bean is visible.
+   */
+  static final class RedisSelected extends SpringBootCondition implements ConfigurationCondition {
+    @Override
+    public ConfigurationPhase getConfigurationPhase() {
+      return ConfigurationPhase.REGISTER_BEAN;
+    }
+
+    @Override
+    public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+      Environment env = context.getEnvironment();
+      String backend = env.getProperty("ratelimit.backend", "auto").trim().toLowerCase(java.util.Locale.ROOT);
+      if (backend.equals("redis")) {
+        return ConditionOutcome.match("ratelimit.backend=redis");
+      }
+      if (!backend.equals("auto")) {
+        return ConditionOutcome.noMatch("ratelimit.backend=" + backend);
+      }
+      if (env.containsProperty("ratelimit.redis.url") || env.containsProperty("spring.data.redis.url")
+          || env.containsProperty("spring.data.redis.host")) {
+        return ConditionOutcome.match("ratelimit.backend=auto and a Redis URL or host is configured");
+      }
+      if (context.getBeanFactory() != null
+          && context.getBeanFactory().getBeanNamesForType(RedissonClient.class, true, false).length > 0) {
+        return ConditionOutcome.match("ratelimit.backend=auto and a RedissonClient bean exists");
+      }
+      return ConditionOutcome.noMatch("ratelimit.backend=auto and no Redis configured");
+    }
+  }
+}

@@ -1,0 +1,74 @@
+package dev.ratelimit.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.content;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
+import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
+import org.springframework.test.web.servlet.MockMvc;
+import org.springframework.test.web.servlet.request.RequestPostProcessor;
+
+/** {@code @RateLimited} controllers through MockMvc: 429s, headers, client IPs behind proxies. */
+@SpringBootTest(classes = WebApp.class, properties = {
+    "ratelimit.trusted-proxies=10.0.0.0/8,fd00::/8",
+    "ratelimit.headers.legacy=true"})
+@AutoConfigureMockMvc
+class MvcTest {
+  @Autowired
+  MockMvc mvc;
+
+  private static RequestPostProcessor peer(String address) {
+    return request -> {
+      request.setRemoteAddr(address);
+      return request;
+    };
+  }
+
+  @Test
+  void aLimitedControllerAnswers429WithHeadersAndAProblem() throws Exception {
+    mvc.perform(get("/hello/mvc-alice"))
+        .andExpect(status().isOk())
+        .andExpect(header().string("RateLimit-Policy", "\"hello\";q=2;w=60"))
+        .andExpect(header().string("RateLimit", "\"hello\";r=1;t=30"))
+        .andExpect(header().string("X-RateLimit-Limit", "2"));
+    mvc.perform(get("/hello/mvc-alice")).andExpect(status().isOk());
+    mvc.perform(get("/hello/mvc-alice"))
+        .andExpect(status().isTooManyRequests())
+        .andExpect(header().string("Retry-After", "30"))
+        .andExpect(header().string("Cache-Control", "no-store"))
+        .andExpect(header().string("RateLimit", "\"hello\";r=0;t=60"))
+        .andExpect(content().contentTypeCompatibleWith("application/problem+json"))
+        .andExpect(jsonPath("$.status").value(429))
+        .andExpect(jsonPath("$.type").value("https://iana.org/assignments/http-problem-types#quota-exceeded"))
+        .andExpect(jsonPath("$.violated-policies[0]").value("hello"));
+  }
+
+  @Test
+  void aForgedForwardedForFromAnUntrustedPeerChangesNothing() throws Exception {
+    mvc.perform(get("/ip").with(peer("198.51.100.9"))).andExpect(status().isOk());
+    mvc.perform(get("/ip").with(peer("198.51.100.9")).header("X-Forwarded-For", "203.0.113.50"))
+        .andExpect(status().isTooManyRequests());
+    mvc.perform(get("/ip").with(peer("198.51.100.9")).header("Forwarded", "for=203.0.113.51"))
+        .andExpect(status().isTooManyRequests());
+  }
+
+  @Test
+  void aTrustedProxyChainGivesTheRealClientsBucket() throws Exception {
+    mvc.perform(get("/ip").with(peer("10.1.2.3")).header("X-Forwarded-For", "203.0.113.7, 10.9.9.9"))
+        .andExpect(status().isOk());
+    mvc.perform(get("/ip").with(peer("10.4.5.6")).header("X-Forwarded-For", "203.0.113.7"))
+        .andExpect(status().isTooManyRequests());
+    mvc.perform(get("/ip").with(peer("fd00::1")).header("Forwarded", "for=\"[2001:db8::7]:4711\""))
+        .andExpect(status().isOk());
+    mvc.perform(get("/ip").with(peer("10.4.5.6")).header("X-Forwarded-For", "2001:db8::7"))
+        .andExpect(status().isTooManyRequests());
+    assertThat(mvc.perform(get("/ip").with(peer("10.1.2.3"))).andReturn().getResponse().getStatus())
+        .as("the proxy itself is one more client").isEqualTo(200);
+  }
+}

@@ -1,0 +1,251 @@
+package dev.ratelimit.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.annotation.RateLimited;
+import dev.ratelimit.memory.InMemoryBackend;
+import dev.ratelimit.redis.RedisBackend;
+import dev.ratelimit.spi.Backend;
+import dev.ratelimit.tck.redis.RedisServer;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** The auto-configuration matrix: defaults, back-off, properties, missing classes, bad configuration. */
+class RateLimitAutoConfigurationTest {
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class));
+
+  @Test
+  void defaultsToAnInMemoryLimiterWithTheAspect() {
+    runner.run(context -> {
+      assertThat(context).hasSingleBean(RateLimiter.class).hasSingleBean(RateLimitAspect.class)
+          .hasSingleBean(PolicyRegistry.class);
+      assertThat(context.getBean(Backend.class)).isInstanceOf(InMemoryBackend.class);
+    });
+  }
+
+  @Test
+  void canBeSwitchedOff() {
+    runner.withPropertyValues("ratelimit.enabled=false")
+        .run(context -> assertThat(context).doesNotHaveBean(RateLimiter.class).doesNotHaveBean(RateLimitAspect.class));
+  }
+
+  @Test
+  void backsOffForTheApplicationsOwnBeans() {
+    runner.withUserConfiguration(OwnBeans.class).run(context -> {
+      assertThat(context.getBean(RateLimiter.class)).isSameAs(OwnBeans.LIMITER);
+      assertThat(context.getBean(Backend.class)).isSameAs(OwnBeans.BACKEND);
+    });
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class OwnBeans {
+    static final InMemoryBackend BACKEND = InMemoryBackend.create();
+    static final RateLimiter LIMITER = RateLimiter.builder().backend(InMemoryBackend.create()).build();
+
+    @Bean
+    Backend backend() {
+      return BACKEND;
+    }
+
+    @Bean
+    RateLimiter limiter() {
+      return LIMITER;
+    }
+  }
+
+  @Test
+  void namedPoliciesComeFromProperties() {
+    runner.withPropertyValues("ratelimit.policies.api.limit=100", "ratelimit.policies.api.window=1m",
+        "ratelimit.policies.login.limit=5", "ratelimit.policies.login.window=5m",
+        "ratelimit.policies.login.algorithm=SLIDING_LOG", "ratelimit.policies.burst.limit=10",
+        "ratelimit.policies.burst.window=1s", "ratelimit.policies.burst.burst=3").run(context -> {
+          PolicyRegistry registry = context.getBean(PolicyRegistry.class);
+          assertThat(registry.all()).containsKeys("api", "login", "burst");
+          assertThat(registry.get("api", "test")).isEqualTo(Policy.of(100, Duration.ofMinutes(1)).withName("api"));
+          assertThat(registry.get("login", "test").algorithm()).isEqualTo(Algorithm.SLIDING_LOG);
+          assertThat(registry.get("burst", "test").burst()).isEqualTo(3);
+        });
+  }
+
+  @Test
+  void aBadPolicyFailsStartUpNamingTheProperty() {
+    runner.withPropertyValues("ratelimit.policies.api.limit=100", "ratelimit.policies.api.window=1 minute")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("ratelimit.policies.api").hasStackTraceContaining("'1 minute'"));
+    runner.withPropertyValues("ratelimit.policies.api.limit=0", "ratelimit.policies.api.window=1m")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("ratelimit.policies.api").hasStackTraceContaining("limit must be at least 1"));
+    runner.withPropertyValues("ratelimit.policies.api.window=1m")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("ratelimit.policies.api.limit is required"));
+  }
+
+  @Test
+  void badTrustedProxiesFailStartUp() {
+    runner.withPropertyValues("ratelimit.trusted-proxies=10.0.0.0/33")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("10.0.0.0/33"));
+  }
+
+  @Test
+  void badFilterRulesFailStartUpNamingTheProperty() {
+    var web = new org.springframework.boot.test.context.runner.WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class))
+        .withPropertyValues("ratelimit.policies.api.limit=10", "ratelimit.policies.api.window=1m");
+    web.withPropertyValues("ratelimit.filter.rules[0].name=r", "ratelimit.filter.rules[0].paths=/api/**",
+        "ratelimit.filter.rules[0].policies=nope").run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("ratelimit.filter.rules[0]").hasStackTraceContaining("unknown policy 'nope'"));
+    web.withPropertyValues("ratelimit.filter.rules[0].name=r", "ratelimit.filter.rules[0].paths=/api/**",
+        "ratelimit.filter.rules[0].policies=api", "ratelimit.filter.rules[0].key=#clientIp +")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("ratelimit.filter.rules[0]").hasStackTraceContaining("#clientIp +"));
+    web.withPropertyValues("ratelimit.filter.rules[0].paths=/api/**", "ratelimit.filter.rules[0].policies=api")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("ratelimit.filter.rules[0].name is required"));
+    web.withPropertyValues("ratelimit.filter.rules[0].name=r", "ratelimit.filter.rules[0].paths=/api/**",
+        "ratelimit.filter.rules[0].policies=api").run(context -> assertThat(context).hasNotFailed()
+            .hasBean("rateLimitFilter"));
+  }
+
+  @Test
+  void configurationMetadataIsGenerated() throws Exception {
+    try (var in = getClass().getClassLoader().getResourceAsStream("META-INF/spring-configuration-metadata.json")) {
+      assertThat(in).isNotNull();
+      String json = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      assertThat(json).contains("\"ratelimit.backend\"", "\"ratelimit.redis.timeout\"", "\"ratelimit.filter.rules\"",
+          "How long one check may wait for Redis");
+    }
+  }
+
+  @Test
+  void redisBackendFromAUrl() {
+    runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=" + RedisServer.shared().url(),
+        "ratelimit.redis.key-prefix=" + "starter-" + System.nanoTime()).run(context -> {
+          assertThat(context.getBean(Backend.class)).isInstanceOf(RedisBackend.class);
+          RateLimiter limiter = context.getBean(RateLimiter.class);
+          Policy p = Policy.of(2, Duration.ofMinutes(1));
+          assertThat(limiter.check("k", p, 2).allowed()).isTrue();
+          assertThat(limiter.check("k", p).allowed()).isFalse();
+        });
+  }
+
+  @Test
+  void autoUsesTheApplicationsRedissonClient() {
+    runner.withUserConfiguration(OwnRedisson.class)
+        .withPropertyValues("ratelimit.redis.key-prefix=" + "starter-" + System.nanoTime()).run(context -> {
+          assertThat(context.getBean(Backend.class)).isInstanceOf(RedisBackend.class);
+          assertThat(context.getBean(RateLimiter.class).check("k", Policy.parse("1/1m")).isDegraded()).isFalse();
+        });
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class OwnRedisson {
+    @Bean(destroyMethod = "shutdown")
+    RedissonClient redisson() {
+      Config config = new Config();
+      config.useSingleServer().setAddress(RedisServer.shared().url());
+      return Redisson.create(config);
+    }
+  }
+
+  @Test
+  void autoWithoutRedisIsMemory() {
+    runner.withPropertyValues("ratelimit.backend=auto")
+        .run(context -> assertThat(context.getBean(Backend.class)).isInstanceOf(InMemoryBackend.class));
+  }
+
+  @Test
+  void redisWithoutRedissonOnTheClassPathFailsStartUp() {
+    runner.withClassLoader(new FilteredClassLoader(RedissonClient.class)).withPropertyValues("ratelimit.backend=redis")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("ratelimit.backend=redis needs"));
+  }
+
+  @Test
+  void withoutAspectJThereIsNoAspectButStillALimiter() {
+    runner.withClassLoader(new FilteredClassLoader("org.aspectj")).run(context -> {
+      assertThat(context).hasSingleBean(RateLimiter.class).doesNotHaveBean(RateLimitAspect.class);
+    });
+  }
+
+  @Test
+  void anUnknownPolicyNameFailsStartUpNamingTheMethod() {
+    runner.withUserConfiguration(UnknownPolicy.class)
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("unknown policy 'nope'")
+            .hasStackTraceContaining(UnknownPolicyService.class.getName() + ".call"));
+  }
+
+  @Test
+  void anUnparsableExpressionFailsStartUpNamingTheMethodAndExpression() {
+    runner.withUserConfiguration(BadExpression.class)
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining(BadExpressionService.class.getName() + ".call")
+            .hasStackTraceContaining("'#user.'"));
+  }
+
+  @Test
+  void anInlineAnnotationWithoutAWindowFailsStartUp() {
+    runner.withUserConfiguration(NoWindow.class)
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining(NoWindowService.class.getName() + ".call").hasStackTraceContaining("window"));
+  }
+
+  static class UnknownPolicyService {
+    @RateLimited(key = "#user", policy = "nope")
+    public String call(String user) {
+      return user;
+    }
+  }
+
+  static class BadExpressionService {
+    @RateLimited(key = "#user.", limit = 1, window = "1s")
+    public String call(String user) {
+      return user;
+    }
+  }
+
+  static class NoWindowService {
+    @RateLimited(key = "#user", limit = 1)
+    public String call(String user) {
+      return user;
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class UnknownPolicy {
+    @Bean
+    UnknownPolicyService service() {
+      return new UnknownPolicyService();
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class BadExpression {
+    @Bean
+    BadExpressionService service() {
+      return new BadExpressionService();
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class NoWindow {
+    @Bean
+    NoWindowService service() {
+      return new NoWindowService();
+    }
+  }
+}

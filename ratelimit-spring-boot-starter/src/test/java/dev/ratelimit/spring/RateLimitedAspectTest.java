@@ -1,0 +1,293 @@
+package dev.ratelimit.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.ratelimit.ManualClock;
+import dev.ratelimit.annotation.RateLimitExceededException;
+import dev.ratelimit.annotation.RateLimited;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.cache.CacheManager;
+import org.springframework.cache.annotation.Cacheable;
+import org.springframework.cache.annotation.EnableCaching;
+import org.springframework.cache.concurrent.ConcurrentMapCacheManager;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.expression.spel.SpelEvaluationException;
+
+/** {@code @RateLimited} on plain beans: keys, costs, repetition, class level, sandbox, ordering. */
+class RateLimitedAspectTest {
+  private static final ManualClock CLOCK = ManualClock.at(Instant.ofEpochSecond(1_700_000_000L));
+
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class))
+      .withUserConfiguration(Beans.class)
+      .withPropertyValues("ratelimit.policies.api.limit=3", "ratelimit.policies.api.window=1m");
+
+  @Configuration(proxyBeanMethods = false)
+  @EnableCaching
+  static class Beans {
+    @Bean
+    InstantSource clock() {
+      return CLOCK;
+    }
+
+    @Bean
+    Orders orders() {
+      return new Orders();
+    }
+
+    @Bean
+    Keys keys() {
+      return new Keys();
+    }
+
+    @Bean
+    ClassLevel classLevel() {
+      return new ClassLevel();
+    }
+
+    @Bean
+    CacheManager cacheManager() {
+      return new ConcurrentMapCacheManager("quotes");
+    }
+  }
+
+  /** A bean that key expressions call as {@code @keys}. */
+  public static class Keys {
+    public String tenantOf(String user) {
+      return user.substring(0, user.indexOf('/'));
+    }
+  }
+
+  public static class Orders {
+    private final AtomicInteger calls = new AtomicInteger();
+
+    /** How many limited calls ran (a method: the proxy's own fields are not the target's). */
+    public int calls() {
+      return calls.get();
+    }
+
+    @RateLimited(key = "#userId", limit = 2, window = "1m")
+    public String place(String userId) {
+      calls.incrementAndGet();
+      return "ok " + userId;
+    }
+
+    @RateLimited(key = "#p0 + ':' + #a1", limit = 1, window = "1m")
+    public String byIndex(String user, int item) {
+      return "ok";
+    }
+
+    @RateLimited(key = "@keys.tenantOf(#user)", policy = "api")
+    public String perTenant(String user) {
+      return "ok";
+    }
+
+    @RateLimited(key = "#user", limit = 5, window = "1m", cost = "#items.length")
+    public int bulk(String user, String[] items) {
+      return items.length;
+    }
+
+    @RateLimited(key = "#user", limit = 5, window = "1m", name = "per-minute")
+    @RateLimited(key = "#user", limit = 2, window = "10s", name = "per-10s")
+    public String twoPolicies(String user) {
+      return "ok";
+    }
+
+    @RateLimited(key = "T(java.lang.Runtime).getRuntime().availableProcessors()", limit = 5, window = "1m")
+    public String typeReference() {
+      return "ran";
+    }
+
+    @RateLimited(key = "#user.getClass().forName('java.lang.Runtime')", limit = 5, window = "1m")
+    public String reflection(String user) {
+      return "ran";
+    }
+
+    @RateLimited(key = "#user", limit = 1, window = "1m", name = "nullable")
+    public String nullable(String user) {
+      return "ok";
+    }
+
+    @RateLimited(key = "#symbol", limit = 1, window = "1m", name = "quotes")
+    @Cacheable("quotes")
+    public String quote(String symbol) {
+      calls.incrementAndGet();
+      return "quote " + symbol;
+    }
+
+    @RateLimited(key = "#user", policy = "api")
+    public String sameKeyAsPerTenant(String user) {
+      return "ok";
+    }
+
+    @RateLimited(key = "#user", limit = 3, window = "1m", name = "other-api")
+    public String otherPolicySameKey(String user) {
+      return "ok";
+    }
+  }
+
+  @RateLimited(key = "'class'", limit = 2, window = "1m", name = "class-level")
+  public static class ClassLevel {
+    public String a() {
+      return "a";
+    }
+
+    public String b() {
+      return "b";
+    }
+
+    @RateLimited(key = "'own'", limit = 5, window = "1m", name = "method-level")
+    public String own() {
+      return "own";
+    }
+  }
+
+  @Test
+  void limitsByANamedArgumentAndThrowsWithTheDecision() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      assertThat(orders.place("alice")).isEqualTo("ok alice");
+      assertThat(orders.place("alice")).isEqualTo("ok alice");
+      assertThatThrownBy(() -> orders.place("alice"))
+          .isInstanceOfSatisfying(RateLimitExceededException.class, e -> {
+            assertThat(e.decision().allowed()).isFalse();
+            assertThat(e.decision().policy().name()).isEqualTo("Orders.place");
+            assertThat(e.decision().retryAfter()).isPositive();
+          });
+      assertThat(orders.calls()).isEqualTo(2);
+      assertThat(orders.place("bob")).as("another key").isEqualTo("ok bob");
+    });
+  }
+
+  @Test
+  void argumentsByIndexAndBeanReferences() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      orders.byIndex("u", 1);
+      assertThatThrownBy(() -> orders.byIndex("u", 1)).isInstanceOf(RateLimitExceededException.class);
+      assertThat(orders.byIndex("u", 2)).as("#a1 is part of the key").isEqualTo("ok");
+      for (int i = 0; i < 3; i++) {
+        orders.perTenant("acme/user" + i);
+      }
+      assertThatThrownBy(() -> orders.perTenant("acme/another")).isInstanceOf(RateLimitExceededException.class);
+      assertThat(orders.perTenant("globex/user")).isEqualTo("ok");
+    });
+  }
+
+  @Test
+  void costIsAnExpression() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      assertThat(orders.bulk("u", new String[] {"a", "b", "c"})).isEqualTo(3);
+      assertThatThrownBy(() -> orders.bulk("u", new String[] {"a", "b", "c"}))
+          .isInstanceOf(RateLimitExceededException.class);
+      assertThat(orders.bulk("u", new String[] {"a", "b"})).isEqualTo(2);
+    });
+  }
+
+  @Test
+  void repeatedAnnotationsAreCheckedTogether() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      orders.twoPolicies("u");
+      orders.twoPolicies("u");
+      assertThatThrownBy(() -> orders.twoPolicies("u")).isInstanceOfSatisfying(RateLimitExceededException.class,
+          e -> {
+            assertThat(e.decision().policy().name()).isEqualTo("per-10s");
+            assertThat(e.decisions().decisions()).hasSize(2);
+          });
+      CLOCK.advance(Duration.ofSeconds(10));
+      orders.twoPolicies("u");
+      orders.twoPolicies("u");
+      assertThat(context.getBean(dev.ratelimit.RateLimiter.class)
+          .inspect("u", dev.ratelimit.Policy.of(5, Duration.ofMinutes(1)).withName("per-minute").withAlgorithm(
+              dev.ratelimit.Algorithm.GCRA)).remaining())
+          .as("the denied call consumed nothing of the other policy").isEqualTo(1);
+    });
+  }
+
+  @Test
+  void classLevelAnnotationsCoverPublicMethodsAndMethodsWin() {
+    runner.run(context -> {
+      ClassLevel bean = context.getBean(ClassLevel.class);
+      bean.a();
+      bean.b();
+      assertThatThrownBy(bean::a).isInstanceOf(RateLimitExceededException.class);
+      for (int i = 0; i < 5; i++) {
+        assertThat(bean.own()).isEqualTo("own");
+      }
+      assertThatThrownBy(bean::own).isInstanceOfSatisfying(RateLimitExceededException.class,
+          e -> assertThat(e.decision().policy().name()).isEqualTo("method-level"));
+    });
+  }
+
+  @Test
+  void expressionsCannotReachTypesOrReflection() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      assertThatThrownBy(orders::typeReference).isInstanceOf(SpelEvaluationException.class);
+      assertThatThrownBy(() -> orders.reflection("u")).isInstanceOf(SpelEvaluationException.class);
+    });
+  }
+
+  @Test
+  void aMissingKeySharesOneBucketByDefault() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      assertThat(orders.nullable(null)).isEqualTo("ok");
+      assertThatThrownBy(() -> orders.nullable(null)).as("a second keyless call shares the bucket")
+          .isInstanceOf(RateLimitExceededException.class);
+      assertThatThrownBy(() -> orders.nullable(" ")).isInstanceOf(RateLimitExceededException.class);
+      assertThat(orders.nullable("real")).isEqualTo("ok");
+    });
+  }
+
+  @Test
+  void aMissingKeyCanBeRejected() {
+    runner.withPropertyValues("ratelimit.missing-key=reject").run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      assertThatThrownBy(() -> orders.nullable(null)).isInstanceOf(MissingRateLimitKeyException.class)
+          .hasMessageContaining("#user");
+    });
+  }
+
+  @Test
+  void policiesWithTheSameKeyNeverShareCounters() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      for (int i = 0; i < 3; i++) {
+        orders.sameKeyAsPerTenant("k");
+      }
+      assertThat(orders.otherPolicySameKey("k")).isEqualTo("ok");
+    });
+  }
+
+  /** The limit is checked before the cache answers: a cached call still counts. */
+  @Test
+  void runsBeforeCaching() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      assertThat(orders.quote("ACME")).isEqualTo("quote ACME");
+      assertThatThrownBy(() -> orders.quote("ACME")).isInstanceOf(RateLimitExceededException.class);
+      assertThat(orders.calls()).isEqualTo(1);
+    });
+  }
+
+  @Test
+  void theOrderIsConfigurable() {
+    runner.withPropertyValues("ratelimit.aspect.order=" + Integer.MAX_VALUE).run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      assertThat(orders.quote("ACME")).isEqualTo("quote ACME");
+      assertThat(orders.quote("ACME")).as("now the cache answers first").isEqualTo("quote ACME");
+    });
+  }
+}
