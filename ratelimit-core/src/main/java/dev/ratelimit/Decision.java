@@ -13,8 +13,11 @@ import java.util.Objects;
  * is zero except for {@link Algorithm#LEAKY_BUCKET}, where it is how long the caller waits before
  * acting so that admitted work leaves at a constant rate.
  *
- * <p>A decision made by a {@link FailureMode} while the backend failed has {@code remaining = -1}
- * ({@link #isDegraded()}): nothing was counted, and callers should not invent limit headers from it.
+ * <p>A decision made by {@link FailureMode#FAIL_OPEN} or {@link FailureMode#FAIL_CLOSED} while the
+ * backend failed has {@code remaining = -1} ({@link #isDegraded()}): nothing was counted, and
+ * callers should not invent limit headers from it. A {@link FailureMode#LOCAL_FALLBACK} decision is
+ * a real local one and not degraded. A shadow policy's denial is returned allowed (see {@link
+ * RateLimiter.Builder#shadowPolicies}).
  *
  * @param policy the policy that was checked
  * @param allowed whether the check passed (and consumed)

@@ -1,43 +1,228 @@
 package dev.ratelimit;
 
-import dev.ratelimit.memory.InMemoryBackend;
+import dev.ratelimit.RateLimitListener.Outcome;
 import dev.ratelimit.spi.Backend;
+import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
-/** The limiter: validates, reads the clock, dispatches to the backend, applies the failure mode. */
+/**
+ * The limiter: validates, reads the clock, dispatches to the backend through the circuit breaker
+ * with a timeout, applies the failure mode and shadow mode, and reports to the listener.
+ *
+ * <p>When the backend implements the async methods (every remote one does), every check, also the
+ * synchronous one, goes through them and waits on the stage with what is left of the timeout, so a
+ * remote backend that hangs cannot hold a caller longer. A backend that keeps the SPI's defaults
+ * (the in-memory one) is called directly: the defaults would make the same call on the same
+ * thread, and a check stays free of futures.
+ */
 final class DefaultRateLimiter implements RateLimiter {
-  /** The retryAfter of a FAIL_CLOSED decision. */
-  static final Duration FAIL_CLOSED_RETRY = Duration.ofSeconds(1);
+  private static final System.Logger LOG = System.getLogger(RateLimiter.class.getName());
+  private static final long ERROR_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+  private static final long SHADOW_LOG_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
+  /** The most hot denied (key, policy) pairs the near-cache holds. */
+  static final long NEAR_CACHE_ENTRIES = 10_000;
+
+  /** Everything the builder configured. */
+  record Settings(InstantSource clock, Backend backend, FailureMode failureMode, boolean nearCache,
+      Duration timeout, Duration failClosedRetryAfter, double localFallbackShare, int failureThreshold,
+      Duration coolDown, RateLimitListener listener, boolean shadow, Set<String> shadowPolicies,
+      LongSupplier nanoTime) {}
+
+  /** Who made a decision. */
+  private enum Source {
+    BACKEND(Outcome.ALLOWED, Outcome.DENIED),
+    NEAR_CACHE(Outcome.ALLOWED, Outcome.DENIED_BY_NEAR_CACHE),
+    FALLBACK(Outcome.FALLBACK_ALLOWED, Outcome.FALLBACK_DENIED),
+    FAILURE(Outcome.FAILURE_ALLOWED, Outcome.FAILURE_DENIED);
+
+    final Outcome allowed;
+    final Outcome denied;
+
+    Source(Outcome allowed, Outcome denied) {
+      this.allowed = allowed;
+      this.denied = denied;
+    }
+  }
+
+  /** An all-or-nothing answer, one decision per policy, all from one source. */
+  private record Judged(boolean allowed, Decision[] decisions, Source source) {
+    static Judged of(MultiDecision m, Source source) {
+      return new Judged(m.allowed(), m.decisions().toArray(Decision[]::new), source);
+    }
+  }
 
   private final InstantSource clock;
   private final Backend backend;
   private final FailureMode failureMode;
-  private final boolean nearCache;
-  private volatile Backend fallback;
+  /** Hot denied keys answered locally; null when off. */
+  private final NearCache nearCache;
+  private final Duration timeout;
+  private final long timeoutNanos;
+  private final Duration failClosedRetryAfter;
+  private final LocalFallback fallback;
+  private final CircuitBreaker breaker;
+  private final RateLimitListener listener;
+  private final boolean shadowAll;
+  private final Set<String> shadowPolicies;
+  private final LogThrottle errorLog;
+  private final LogThrottle shadowLog;
+  /** Whether the backend has its own checkAsync, and its own checkAllAsync. */
+  private final boolean asyncCheck;
+  private final boolean asyncCheckAll;
 
-  DefaultRateLimiter(InstantSource clock, Backend backend, FailureMode failureMode, boolean nearCache) {
-    this.clock = clock;
-    this.backend = backend;
-    this.failureMode = failureMode;
-    this.nearCache = nearCache;
+  DefaultRateLimiter(Settings s) {
+    this.clock = s.clock();
+    this.backend = s.backend();
+    this.failureMode = s.failureMode();
+    this.nearCache = s.nearCache() ? new NearCache(NEAR_CACHE_ENTRIES) : null;
+    this.timeout = s.timeout();
+    this.timeoutNanos = s.timeout().toNanos();
+    this.failClosedRetryAfter = s.failClosedRetryAfter();
+    this.fallback = s.failureMode() == FailureMode.LOCAL_FALLBACK
+        ? new LocalFallback(s.localFallbackShare(), s.failClosedRetryAfter()) : null;
+    this.listener = s.listener();
+    this.breaker = new CircuitBreaker(s.failureThreshold(), s.coolDown(), s.nanoTime(), s.listener());
+    this.shadowAll = s.shadow();
+    this.shadowPolicies = s.shadowPolicies();
+    this.errorLog = new LogThrottle(s.nanoTime(), ERROR_LOG_INTERVAL_NANOS);
+    this.shadowLog = new LogThrottle(s.nanoTime(), SHADOW_LOG_INTERVAL_NANOS);
+    this.asyncCheck = overrides(backend, "checkAsync", String.class, Policy.class, long.class, long.class);
+    this.asyncCheckAll = overrides(backend, "checkAllAsync", String.class, List.class, long.class, long.class);
   }
+
+  /** Whether {@code backend} implements the SPI method rather than inheriting its default. */
+  private static boolean overrides(Backend backend, String method, Class<?>... parameters) {
+    try {
+      return backend.getClass().getMethod(method, parameters).getDeclaringClass() != Backend.class;
+    } catch (NoSuchMethodException e) {
+      return true;
+    }
+  }
+
+  /** The circuit breaker (for tests). */
+  CircuitBreaker breaker() {
+    return breaker;
+  }
+
+  // ---------------------------------------------------------------------------------- check
 
   @Override
   public Decision check(String key, Policy policy, long cost) {
     validate(key, policy, cost);
-    long now = nowMicros();
+    return checkValid(key, policy, cost, nowMicros());
+  }
+
+  private Decision checkValid(String key, Policy policy, long cost, long now) {
+    if (nearCache != null) {
+      Decision local = nearCache.answer(key, policy, cost, now);
+      if (local != null) {
+        return decided(policy, local, Source.NEAR_CACHE);
+      }
+    }
+    Decision d;
+    if (asyncCheck) {
+      long start = System.nanoTime();
+      d = call(() -> evaluateAsync(key, policy, cost, now), start, start + timeoutNanos);
+    } else {
+      d = checkDirectly(key, policy, cost, now);
+    }
+    return d != null ? decided(policy, d, Source.BACKEND) : failed(key, policy, cost, now);
+  }
+
+  /** {@link #call} for a backend without its own checkAsync, with no future and no lambda. */
+  private Decision checkDirectly(String key, Policy policy, long cost, long now) {
+    long permit = breaker.tryAcquire();
+    if (permit == CircuitBreaker.REFUSED) {
+      return null;
+    }
+    long start = listener == RateLimitListener.NONE ? 0 : System.nanoTime();
+    Decision d = null;
+    Throwable error = null;
     try {
-      return backend.check(key, policy, cost, now);
+      d = backend.check(key, policy, cost, now);
     } catch (RuntimeException e) {
-      return onFailure(key, policy, cost, now);
+      error = e;
+    }
+    return settle(permit, start, d, error) ? d : null;
+  }
+
+  @Override
+  public CompletionStage<Decision> checkAsync(String key, Policy policy, long cost) {
+    validate(key, policy, cost);
+    long now = nowMicros();
+    if (!asyncCheck) {
+      return CompletableFuture.completedFuture(checkValid(key, policy, cost, now));
+    }
+    if (nearCache != null) {
+      Decision local = nearCache.answer(key, policy, cost, now);
+      if (local != null) {
+        return CompletableFuture.completedFuture(decided(policy, local, Source.NEAR_CACHE));
+      }
+    }
+    long permit = breaker.tryAcquire();
+    if (permit == CircuitBreaker.REFUSED) {
+      return CompletableFuture.completedFuture(failed(key, policy, cost, now));
+    }
+    long start = System.nanoTime();
+    CompletableFuture<Decision> answer;
+    try {
+      answer = future(evaluateAsync(key, policy, cost, now));
+    } catch (RuntimeException e) {
+      settle(permit, start, null, e);
+      return CompletableFuture.completedFuture(failed(key, policy, cost, now));
+    }
+    if (answer.isDone()) {
+      return CompletableFuture.completedFuture(finish(permit, start, answer, null, key, policy, cost, now));
+    }
+    CompletableFuture<Decision> bounded = new CompletableFuture<>();
+    answer.whenComplete((d, e) -> {
+      if (e != null) {
+        bounded.completeExceptionally(e);
+      } else {
+        bounded.complete(d);
+      }
+    });
+    bounded.orTimeout(Math.max(0, start + timeoutNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+    return bounded.handle((d, e) -> finish(permit, start, answer, e, key, policy, cost, now));
+  }
+
+  /** Completes a {@link #checkAsync}: never throws, so the caller's stage never fails. */
+  private Decision finish(long permit, long start, CompletableFuture<Decision> answer, Throwable boundedError,
+      String key, Policy policy, long cost, long now) {
+    try {
+      Decision d = null;
+      Throwable error;
+      if (boundedError == null && answer.isDone() && !answer.isCompletedExceptionally()) {
+        d = answer.join();
+        error = null;
+      } else if (boundedError instanceof TimeoutException && !answer.isDone()) {
+        error = timedOut(); // our timer, not the backend's own error
+      } else {
+        error = cause(boundedError != null ? boundedError : exceptionOf(answer));
+      }
+      return settle(permit, start, d, error) ? decided(policy, d, Source.BACKEND) : failed(key, policy, cost, now);
+    } catch (RuntimeException e) {
+      logError("checkAsync could not complete normally; FAIL_OPEN decides", e);
+      return failOpen(policy);
     }
   }
+
+  // ---------------------------------------------------------------------------------- checkAll
 
   @Override
   public MultiDecision checkAll(String key, List<Policy> policies, long cost) {
@@ -53,33 +238,118 @@ final class DefaultRateLimiter implements RateLimiter {
         }
       }
     }
+    List<Policy> ps = List.copyOf(policies);
     long now = nowMicros();
-    try {
-      return backend.checkAll(key, policies, cost, now);
-    } catch (RuntimeException e) {
-      if (failureMode == FailureMode.LOCAL_FALLBACK) {
-        return fallback().checkAll(key, policies, cost, now);
-      }
-      List<Decision> decisions = new ArrayList<>(policies.size());
-      for (Policy policy : policies) {
-        decisions.add(onFailure(key, policy, cost, now));
-      }
-      return new MultiDecision(failureMode == FailureMode.FAIL_OPEN, decisions);
+    long start = System.nanoTime();
+    long deadline = start + timeoutNanos;
+    MultiDecision local = nearCache == null ? null : nearCache.answerAll(key, ps, cost, now);
+    Judged first = local != null ? Judged.of(local, Source.NEAR_CACHE) : backendAll(key, ps, cost, now, start, deadline);
+    return resolve(ps, first,
+        enforced -> backendAll(key, enforced, cost, now, System.nanoTime(), deadline),
+        enforced -> failedAll(key, enforced, cost, now));
+  }
+
+  /** The backend's all-or-nothing answer, or the failure mode's when it fails. */
+  private Judged backendAll(String key, List<Policy> policies, long cost, long now, long start, long deadline) {
+    MultiDecision m = nearCache != null
+        ? call(() -> future(backend.evaluateAllAsync(key, policies, cost, now)).thenApply(e -> {
+          nearCache.rememberAll(key, policies, cost, now, e);
+          return e.decision();
+        }), start, deadline)
+        : asyncCheckAll
+        ? call(() -> backend.checkAllAsync(key, policies, cost, now), start, deadline)
+        : call(() -> CompletableFuture.completedFuture(backend.checkAll(key, policies, cost, now)), start, deadline);
+    if (m != null && m.decisions().size() == policies.size()) {
+      return Judged.of(m, Source.BACKEND);
+    }
+    return failedAll(key, policies, cost, now);
+  }
+
+  private Judged failedAll(String key, List<Policy> policies, long cost, long now) {
+    int n = policies.size();
+    Decision[] decisions = new Decision[n];
+    switch (failureMode) {
+      case FAIL_OPEN:
+        for (int i = 0; i < n; i++) {
+          decisions[i] = failOpen(policies.get(i));
+        }
+        return new Judged(true, decisions, Source.FAILURE);
+      case FAIL_CLOSED:
+        for (int i = 0; i < n; i++) {
+          decisions[i] = failClosed(policies.get(i));
+        }
+        return new Judged(false, decisions, Source.FAILURE);
+      default:
+        try {
+          return Judged.of(fallback.checkAll(key, policies, cost, now), Source.FALLBACK);
+        } catch (RuntimeException e) {
+          logError("the local fallback failed; FAIL_OPEN decides", e);
+          for (int i = 0; i < n; i++) {
+            decisions[i] = failOpen(policies.get(i));
+          }
+          return new Judged(true, decisions, Source.FAILURE);
+        }
     }
   }
 
-  @Override
-  public CompletionStage<Decision> checkAsync(String key, Policy policy, long cost) {
-    validate(key, policy, cost);
-    long now = nowMicros();
-    CompletionStage<Decision> stage;
-    try {
-      stage = backend.checkAsync(key, policy, cost, now);
-    } catch (RuntimeException e) {
-      return CompletableFuture.completedFuture(onFailure(key, policy, cost, now));
+  /**
+   * Applies shadow mode to an all-or-nothing answer and reports every policy's outcome. When only
+   * shadow policies denied, nothing was consumed for the enforced ones: they are checked again,
+   * alone, from the same source ({@code rerunOnBackend} for the backend's answer, else
+   * {@code rerunOnFailure}).
+   */
+  private MultiDecision resolve(List<Policy> policies, Judged first,
+      java.util.function.Function<List<Policy>, Judged> rerunOnBackend,
+      java.util.function.Function<List<Policy>, Judged> rerunOnFailure) {
+    int n = policies.size();
+    Decision[] decisions = first.decisions();
+    Source[] sources = new Source[n];
+    Arrays.fill(sources, first.source());
+    boolean[] shadowed = new boolean[n];
+    boolean allowed = first.allowed();
+    if (!allowed) {
+      boolean enforcedDenied = false;
+      for (int i = 0; i < n; i++) {
+        if (!decisions[i].allowed()) {
+          if (isShadow(policies.get(i))) {
+            shadowed[i] = true;
+          } else {
+            enforcedDenied = true;
+          }
+        }
+      }
+      if (!enforcedDenied) {
+        List<Policy> enforced = new ArrayList<>(n);
+        int[] at = new int[n];
+        for (int i = 0; i < n; i++) {
+          if (!isShadow(policies.get(i))) {
+            at[enforced.size()] = i;
+            enforced.add(policies.get(i));
+          }
+        }
+        if (enforced.isEmpty()) {
+          allowed = true;
+        } else {
+          Judged again = (first.source() == Source.FAILURE || first.source() == Source.FALLBACK
+              ? rerunOnFailure : rerunOnBackend).apply(enforced);
+          for (int j = 0; j < enforced.size(); j++) {
+            decisions[at[j]] = again.decisions()[j];
+            sources[at[j]] = again.source();
+          }
+          allowed = again.allowed();
+        }
+      }
     }
-    return stage.exceptionally(e -> onFailure(key, policy, cost, now));
+    List<Decision> result = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      Policy policy = policies.get(i);
+      Decision d = decisions[i];
+      result.add(shadowed[i] ? shadowed(policy, d, sources[i]) : report(policy, d, sources[i]));
+    }
+    return new MultiDecision(allowed, result);
   }
+
+  // ---------------------------------------------------------------------------------- inspect, reset
 
   @Override
   public Decision inspect(String key, Policy policy) {
@@ -90,39 +360,220 @@ final class DefaultRateLimiter implements RateLimiter {
   @Override
   public void reset(String key, Policy policy) {
     validate(key, policy, 1);
-    backend.reset(key, policy, nowMicros());
+    long now = nowMicros();
+    if (nearCache != null) {
+      nearCache.forget(key, policy);
+    }
+    if (fallback != null) {
+      fallback.reset(key, policy, now);
+    }
+    backend.reset(key, policy, now);
   }
 
   @Override
   public void close() {
-    backend.close();
-    Backend f = fallback;
-    if (f != null) {
-      f.close();
-    }
-  }
-
-  private Decision onFailure(String key, Policy policy, long cost, long now) {
-    return switch (failureMode) {
-      case FAIL_OPEN -> new Decision(policy, true, -1, Duration.ZERO, Duration.ZERO, Duration.ZERO);
-      case FAIL_CLOSED -> new Decision(policy, false, -1, FAIL_CLOSED_RETRY, FAIL_CLOSED_RETRY, Duration.ZERO);
-      case LOCAL_FALLBACK -> fallback().check(key, policy, cost, now);
-    };
-  }
-
-  private Backend fallback() {
-    Backend f = fallback;
-    if (f == null) {
-      synchronized (this) {
-        f = fallback;
-        if (f == null) {
-          f = InMemoryBackend.create();
-          fallback = f;
-        }
+    try {
+      backend.close();
+    } finally {
+      if (fallback != null) {
+        fallback.close();
       }
     }
+  }
+
+  @Override
+  public long nearCacheSize() {
+    return nearCache == null ? 0 : nearCache.size();
+  }
+
+  // ---------------------------------------------------------------------------------- backend calls
+
+  /** The backend's answer; a denial's state teaches the near-cache. */
+  private CompletionStage<Decision> evaluateAsync(String key, Policy policy, long cost, long now) {
+    if (nearCache == null) {
+      return backend.checkAsync(key, policy, cost, now);
+    }
+    return future(backend.evaluateAsync(key, policy, cost, now)).thenApply(e -> {
+      nearCache.remember(key, policy, cost, now, e);
+      return e.decision();
+    });
+  }
+
+  /**
+   * One backend call through the breaker, made at {@code startNanos} and waited for until {@code
+   * deadline} (System.nanoTime); its answer, or null when it was skipped, failed or timed out
+   * (already reported).
+   */
+  private <T> T call(Supplier<CompletionStage<T>> backendCall, long startNanos, long deadline) {
+    long permit = breaker.tryAcquire();
+    if (permit == CircuitBreaker.REFUSED) {
+      return null;
+    }
+    T result = null;
+    Throwable error = null;
+    try {
+      CompletableFuture<T> f = future(backendCall.get());
+      result = f.isDone() ? f.get() : f.get(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+    } catch (ExecutionException e) {
+      error = cause(e);
+    } catch (TimeoutException e) {
+      error = timedOut();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // not the backend's fault: the failure mode decides, unreported
+      breaker.release(permit);
+      return null;
+    } catch (CancellationException | CompletionException e) {
+      error = cause(e);
+    } catch (RuntimeException e) {
+      error = e;
+    }
+    return settle(permit, startNanos, result, error) ? result : null;
+  }
+
+  /** Reports a finished call to the listener, the breaker and the log; whether it succeeded. */
+  private boolean settle(long permit, long startNanos, Object result, Throwable error) {
+    if (error == null && result == null) {
+      error = new IllegalStateException("the backend answered null");
+    }
+    boolean ok = error == null;
+    if (listener != RateLimitListener.NONE) {
+      listener.onBackendCall(System.nanoTime() - startNanos, ok);
+    }
+    breaker.onResult(permit, ok);
+    if (!ok) {
+      listener.onBackendError(error);
+      logError("the rate limiter's backend failed; " + failureMode + " decides", error);
+    }
+    return ok;
+  }
+
+  private TimeoutException timedOut() {
+    return new TimeoutException("the backend did not answer within " + timeout);
+  }
+
+  private void logError(String message, Throwable error) {
+    long suppressed = errorLog.tryAcquire("backend");
+    if (suppressed < 0) {
+      return;
+    }
+    String line = message + ": " + error
+        + (suppressed > 0 ? " (" + suppressed + " more since the last line)" : "")
+        + " (logged at most once every 10 s)";
+    if (error instanceof TimeoutException) {
+      LOG.log(Level.WARNING, line);
+    } else {
+      LOG.log(Level.WARNING, line, error);
+    }
+  }
+
+  /** The stage as a future of ours to wait on; never completes or cancels the backend's stage. */
+  private static <T> CompletableFuture<T> future(CompletionStage<T> stage) {
+    if (stage == null) {
+      return CompletableFuture.failedFuture(new IllegalStateException("the backend returned no stage"));
+    }
+    if (stage instanceof CompletableFuture<T> f) {
+      return f;
+    }
+    CompletableFuture<T> f = new CompletableFuture<>();
+    stage.whenComplete((v, e) -> {
+      if (e != null) {
+        f.completeExceptionally(e);
+      } else {
+        f.complete(v);
+      }
+    });
     return f;
   }
+
+  private static Throwable exceptionOf(CompletableFuture<?> f) {
+    try {
+      f.join();
+      return new IllegalStateException("the backend's stage did not complete");
+    } catch (CompletionException | CancellationException e) {
+      return e;
+    }
+  }
+
+  /** The backend's own exception, out of the wrappers of futures. */
+  private static Throwable cause(Throwable e) {
+    Throwable t = e;
+    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  // ---------------------------------------------------------------------------------- decisions
+
+  /** The failure mode's decision for one policy, with shadow mode applied and reported. */
+  private Decision failed(String key, Policy policy, long cost, long now) {
+    switch (failureMode) {
+      case FAIL_OPEN:
+        return decided(policy, failOpen(policy), Source.FAILURE);
+      case FAIL_CLOSED:
+        return decided(policy, failClosed(policy), Source.FAILURE);
+      default:
+        Decision d;
+        try {
+          d = fallback.check(key, policy, cost, now);
+        } catch (RuntimeException e) {
+          logError("the local fallback failed; FAIL_OPEN decides", e);
+          return decided(policy, failOpen(policy), Source.FAILURE);
+        }
+        return decided(policy, d, Source.FALLBACK);
+    }
+  }
+
+  /** {@code d} as returned to the caller: a shadow policy's denial is allowed; reported. */
+  private Decision decided(Policy policy, Decision d, Source source) {
+    if (!d.allowed() && isShadow(policy)) {
+      return shadowed(policy, d, source);
+    }
+    return report(policy, d, source);
+  }
+
+  private Decision report(Policy policy, Decision d, Source source) {
+    listener.onDecision(policy, d.allowed() ? source.allowed : source.denied);
+    return d;
+  }
+
+  /** A shadow policy's denial, let through: allowed, no wait, remaining and resetAfter as said. */
+  private Decision shadowed(Policy policy, Decision denied, Source source) {
+    listener.onDecision(policy, Outcome.SHADOW_DENIED);
+    long suppressed = shadowLog.tryAcquire(policy.name());
+    if (suppressed >= 0) {
+      LOG.log(Level.INFO, "shadow policy '" + printable(policy.name()) + "' would have denied a request"
+          + (source == Source.BACKEND ? "" : source == Source.FALLBACK ? " (by the local fallback)"
+              : " (by " + failureMode + ")")
+          + (suppressed > 0 ? "; " + suppressed + " more since the last line" : "")
+          + " (logged at most once a minute per policy)");
+    }
+    return new Decision(policy, true, denied.remaining(), Duration.ZERO, denied.resetAfter(), Duration.ZERO);
+  }
+
+  private boolean isShadow(Policy policy) {
+    return shadowAll || (!shadowPolicies.isEmpty() && shadowPolicies.contains(policy.name()));
+  }
+
+  private static Decision failOpen(Policy policy) {
+    return new Decision(policy, true, -1, Duration.ZERO, Duration.ZERO, Duration.ZERO);
+  }
+
+  private Decision failClosed(Policy policy) {
+    return new Decision(policy, false, -1, failClosedRetryAfter, failClosedRetryAfter, Duration.ZERO);
+  }
+
+  /** At most 64 characters of {@code s}, control characters replaced: fit for a log line. */
+  private static String printable(String s) {
+    StringBuilder sb = new StringBuilder(Math.min(s.length(), 64));
+    for (int i = 0; i < s.length() && i < 64; i++) {
+      char c = s.charAt(i);
+      sb.append(Character.isISOControl(c) || Character.isSurrogate(c) ? '?' : c);
+    }
+    return s.length() > 64 ? sb.append("...").toString() : sb.toString();
+  }
+
+  // ---------------------------------------------------------------------------------- helpers
 
   private long nowMicros() {
     Instant now = clock.instant();

@@ -2,10 +2,14 @@ package dev.ratelimit;
 
 import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.spi.Backend;
+import java.time.Duration;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletionStage;
+import java.util.function.LongSupplier;
 
 /**
  * Checks keys against policies. Thread-safe; one instance serves the whole application.
@@ -23,7 +27,12 @@ import java.util.concurrent.CompletionStage;
  * before any state is touched: a null or empty key, a null policy, a cost below 1 or above the
  * policy's {@link Policy#capacity() capacity} (it could never pass). Any other string is a valid key.
  *
- * <p>A backend failure never escapes a check: the {@link FailureMode} decides instead.
+ * <p>A backend failure never escapes {@code check}, {@code checkAll} or {@code checkAsync}: when
+ * the backend throws, fails the stage, takes longer than the {@link Builder#timeout(Duration)
+ * timeout}, or is skipped by the open {@link Builder#circuitBreaker circuit breaker}, the {@link
+ * FailureMode} decides, and the {@link Builder#listener listener} and a log line (at most one every
+ * 10 s) report it. {@code inspect} and {@code reset} are for tools and tests: they call the backend
+ * directly, without timeout, breaker or failure mode, and its exceptions reach the caller.
  */
 public interface RateLimiter extends AutoCloseable {
 
@@ -32,28 +41,61 @@ public interface RateLimiter extends AutoCloseable {
     return check(key, policy, 1);
   }
 
-  /** Checks {@code cost} units of {@code key} against {@code policy}, consuming them when allowed. */
+  /**
+   * Checks {@code cost} units of {@code key} against {@code policy}, consuming them when allowed.
+   * Returns within the {@link Builder#timeout(Duration) timeout} (plus scheduling) when the backend
+   * answers asynchronously, as remote backends do; never throws for a backend failure.
+   *
+   * @throws IllegalArgumentException for bad input (see the class comment)
+   */
   Decision check(String key, Policy policy, long cost);
 
   /**
    * Checks {@code cost} units of {@code key} against every policy at once, in one round trip:
-   * all consume, or none does. Each policy keeps its own state for the key.
+   * all consume, or none does. Each policy keeps its own state for the key. Bounded by the
+   * timeout as {@link #check(String, Policy, long)} is. With {@link Builder#shadowPolicies shadow
+   * policies} a denial by them alone costs a second round trip; see there.
+   *
+   * @throws IllegalArgumentException for bad input, an empty list, or two policies with the same
+   *     name and algorithm
    */
   MultiDecision checkAll(String key, List<Policy> policies, long cost);
 
-  /** The same as {@link #check(String, Policy, long)}, without blocking on a remote backend. */
+  /**
+   * The same as {@link #check(String, Policy, long)}, without blocking on a remote backend. The
+   * stage always completes normally, at the latest when the timeout runs out (with the failure
+   * mode's decision); bad input throws here, before a stage exists.
+   *
+   * @throws IllegalArgumentException for bad input
+   */
   CompletionStage<Decision> checkAsync(String key, Policy policy, long cost);
 
   /**
    * The state of {@code key} now, as the decision a cost-1 check would get, consuming nothing and
-   * writing nothing; {@code remaining} is what is available now.
+   * writing nothing; {@code remaining} is what is available now. Calls the backend directly: a
+   * backend failure is thrown to the caller, and the circuit breaker neither sees nor skips it.
+   *
+   * @throws RuntimeException whatever the backend throws
    */
   Decision inspect(String key, Policy policy);
 
-  /** Forgets {@code key}'s state under {@code policy}. */
+  /**
+   * Forgets {@code key}'s state under {@code policy}, in the backend and in the local fallback.
+   * Calls the backend directly, as {@link #inspect} does.
+   *
+   * @throws RuntimeException whatever the backend throws
+   */
   void reset(String key, Policy policy);
 
-  /** Closes the backend. */
+  /**
+   * How many hot denied (key, policy) pairs the near-cache holds now (approximate); 0 when it is
+   * off. For metrics.
+   */
+  default long nearCacheSize() {
+    return 0;
+  }
+
+  /** Closes the backend and the local fallback. */
   @Override
   void close();
 
@@ -62,17 +104,52 @@ public interface RateLimiter extends AutoCloseable {
     return builder().build();
   }
 
-  /** A builder; defaults: system clock, in-memory backend, {@link FailureMode#FAIL_OPEN}. */
+  /**
+   * A builder; defaults: system clock, in-memory backend, {@link FailureMode#FAIL_OPEN}, a 250 ms
+   * timeout, a circuit breaker of 5 failures and 5 s, no listener, no shadow mode.
+   */
   static Builder builder() {
     return new Builder();
   }
 
-  /** Configures a {@link RateLimiter}. Not thread-safe; {@link #build()} copies what it holds. */
+  /**
+   * Configures a {@link RateLimiter}. Not thread-safe; {@link #build()} copies what it holds.
+   *
+   * <pre>{@code
+   * RateLimiter limiter = RateLimiter.builder()
+   *     .backend(redisBackend)
+   *     .timeout(Duration.ofMillis(150))                 // per check, default 250 ms
+   *     .failureMode(FailureMode.LOCAL_FALLBACK)         // what a failure or a timeout decides
+   *     .localFallbackShare(0.25)                        // this instance's share of each limit
+   *     .circuitBreaker(5, Duration.ofSeconds(5))        // default
+   *     .shadowPolicies(Set.of("new-login-limit"))       // counted, reported, never blocking
+   *     .listener(metrics)
+   *     .build();
+   * }</pre>
+   */
   final class Builder {
+    /** The default {@link #timeout(Duration) timeout}: 250 ms. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(250);
+    /** The default {@link #failClosedRetryAfter(Duration) FAIL_CLOSED retryAfter}: 1 s. */
+    public static final Duration DEFAULT_FAIL_CLOSED_RETRY_AFTER = Duration.ofSeconds(1);
+    /** The default {@link #circuitBreaker(int, Duration) failure threshold}: 5 failures in a row. */
+    public static final int DEFAULT_FAILURE_THRESHOLD = 5;
+    /** The default {@link #circuitBreaker(int, Duration) cool-down}: 5 s. */
+    public static final Duration DEFAULT_COOL_DOWN = Duration.ofSeconds(5);
+
     private InstantSource clock = InstantSource.system();
     private Backend backend;
-    private boolean nearCache;
+    private Boolean nearCache;
     private FailureMode failureMode = FailureMode.FAIL_OPEN;
+    private Duration timeout = DEFAULT_TIMEOUT;
+    private Duration failClosedRetryAfter = DEFAULT_FAIL_CLOSED_RETRY_AFTER;
+    private double localFallbackShare = 1.0;
+    private int failureThreshold = DEFAULT_FAILURE_THRESHOLD;
+    private Duration coolDown = DEFAULT_COOL_DOWN;
+    private final List<RateLimitListener> listeners = new ArrayList<>();
+    private boolean shadow;
+    private Set<String> shadowPolicies = Set.of();
+    private LongSupplier nanoTime = System::nanoTime;
 
     Builder() {}
 
@@ -89,24 +166,167 @@ public interface RateLimiter extends AutoCloseable {
     }
 
     /**
-     * Whether to answer hot denied keys from a local near-cache. Accepted now; the near-cache
-     * itself is not built yet, so this setting changes nothing.
+     * Whether to answer hot denied keys from a local near-cache (see the README): a denial stays a
+     * denial for any cost at least as large until its retryAfter, and is answered locally with the
+     * exact decision the backend would give. Default: on for a remote backend
+     * ({@link Backend#isRemote()}, e.g. Redis), off for the in-memory one.
      */
     public Builder nearCache(boolean nearCache) {
       this.nearCache = nearCache;
       return this;
     }
 
-    /** What a backend failure decides; default {@link FailureMode#FAIL_OPEN}. */
+    /**
+     * What a backend failure decides: an exception, a call that outlives the {@link
+     * #timeout(Duration) timeout}, or a call skipped while the {@link #circuitBreaker circuit} is
+     * open. Default {@link FailureMode#FAIL_OPEN}.
+     */
     public Builder failureMode(FailureMode failureMode) {
       this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
+      return this;
+    }
+
+    /**
+     * How long one {@code check}, {@code checkAll} or {@code checkAsync} waits for the backend,
+     * default 250 ms; then the failure mode decides. The whole call is bounded, including the
+     * second backend call that shadow mode may make in {@code checkAll}. Keep a remote backend's
+     * own timeout (such as {@code RedisBackend.Builder.timeout}) at or below this one. A call the
+     * limiter stopped waiting for may still complete in the backend (and count there); it is
+     * never sent again.
+     *
+     * @throws IllegalArgumentException unless positive
+     */
+    public Builder timeout(Duration timeout) {
+      Require.argument(timeout != null && !timeout.isNegative() && !timeout.isZero(),
+          "timeout must be positive, was %s", timeout);
+      this.timeout = timeout;
+      return this;
+    }
+
+    /**
+     * The {@code retryAfter} (and {@code resetAfter}) of a {@link FailureMode#FAIL_CLOSED} denial,
+     * default 1 s; with {@link FailureMode#LOCAL_FALLBACK}, also of a local denial of a cost above
+     * the local share's capacity.
+     *
+     * @throws IllegalArgumentException unless positive
+     */
+    public Builder failClosedRetryAfter(Duration retryAfter) {
+      Require.argument(retryAfter != null && !retryAfter.isNegative() && !retryAfter.isZero(),
+          "failClosedRetryAfter must be positive, was %s", retryAfter);
+      this.failClosedRetryAfter = retryAfter;
+      return this;
+    }
+
+    /**
+     * This instance's share of every limit while {@link FailureMode#LOCAL_FALLBACK} decides, in
+     * (0, 1], default 1: each policy's limit and burst are multiplied by {@code share} and rounded
+     * up, to at least 1. With {@code n} instances behind a shared backend, {@code 1.0 / n} keeps
+     * the total near the shared limit during an outage. A cost above a scaled capacity is denied
+     * (never an exception) with {@code retryAfter} = {@link #failClosedRetryAfter}.
+     *
+     * @throws IllegalArgumentException unless {@code 0 < share <= 1}
+     */
+    public Builder localFallbackShare(double share) {
+      Require.argument(share > 0 && share <= 1, "localFallbackShare must be in (0, 1], was %s", share);
+      this.localFallbackShare = share;
+      return this;
+    }
+
+    /**
+     * The circuit breaker around the backend, default 5 failures and 5 s. After {@code
+     * failureThreshold} failures in a row (exceptions or timeouts) it opens: calls skip the
+     * backend and the failure mode decides for {@code coolDown}; then one call probes the backend
+     * while the others still skip it; the probe's success closes the circuit, its failure opens it
+     * again for another {@code coolDown}. It measures real time ({@link System#nanoTime()}), not
+     * the limiter's clock. {@code failureThreshold = 0} disables it ({@code coolDown} is then
+     * ignored).
+     *
+     * @throws IllegalArgumentException if {@code failureThreshold < 0}, or it is positive and
+     *     {@code coolDown} is not
+     */
+    public Builder circuitBreaker(int failureThreshold, Duration coolDown) {
+      Require.argument(failureThreshold >= 0,
+          "failureThreshold must be at least 0 (0 disables the breaker), was %s", failureThreshold);
+      Require.argument(failureThreshold == 0
+              || (coolDown != null && !coolDown.isNegative() && !coolDown.isZero()),
+          "coolDown must be positive, was %s", coolDown);
+      this.failureThreshold = failureThreshold;
+      this.coolDown = failureThreshold == 0 ? DEFAULT_COOL_DOWN : coolDown;
+      return this;
+    }
+
+    /**
+     * Adds a listener for decisions, backend calls and errors, and circuit changes (metrics, logs);
+     * default none. Called repeatedly, every listener is called, in the order added. A listener
+     * runs on the checking thread (for {@code checkAsync}, on the thread that completes its stage)
+     * and must be fast; one that throws is logged and skipped, never failing a check.
+     *
+     * <p>{@link RateLimitListener#onDecision onDecision} is called once per policy of every
+     * decision, with the outcome of that policy's decision as returned: in a denied {@code
+     * checkAll}, a policy that alone would have passed reports {@code ALLOWED} (nothing was
+     * consumed) and the denying ones {@code DENIED}. {@link RateLimitListener#onBackendCall
+     * onBackendCall} is called once per backend call that was made (not for calls the open
+     * circuit skipped), {@link RateLimitListener#onBackendError onBackendError} for each failed
+     * one (a timeout is a {@link java.util.concurrent.TimeoutException}).
+     */
+    public Builder listener(RateLimitListener listener) {
+      this.listeners.add(Objects.requireNonNull(listener, "listener"));
+      return this;
+    }
+
+    /**
+     * Shadow mode for every policy (dark launch), default false: checks run and count in the
+     * backend as usual, but a denial never blocks. See {@link #shadowPolicies(Set)} for what a
+     * shadowed denial returns.
+     */
+    public Builder shadow(boolean shadow) {
+      this.shadow = shadow;
+      return this;
+    }
+
+    /**
+     * The names of the policies in shadow mode (dark launch); replaces any earlier set, default
+     * none. The backend check runs and counts as usual, but a denial by a shadow policy (by the
+     * backend, the local fallback, or {@code FAIL_CLOSED}) does not block:
+     * <ul>
+     *   <li>its decision is returned allowed, with {@code retryAfter} and {@code delay} zero,
+     *       {@code remaining} and {@code resetAfter} as the denial said (so {@code remaining} is
+     *       what is actually left, usually 0; -1, degraded, when {@code FAIL_CLOSED} denied);
+     *       nothing was consumed for it;</li>
+     *   <li>the listener gets {@link RateLimitListener.Outcome#SHADOW_DENIED}, and a line is
+     *       logged at INFO at most once a minute per policy;</li>
+     *   <li>in {@code checkAll}, shadow policies' denials do not count for the verdict. Since a
+     *       backend's {@code checkAll} is all or nothing, a shadow denial means the enforced
+     *       policies consumed nothing: when only shadow policies denied, the limiter makes a
+     *       second {@code checkAll} with the enforced policies alone (same {@code now}, within
+     *       the same timeout), and its answer is the verdict. Shadow policies that would have
+     *       passed alone are not charged then, exactly as if their sibling were enforced.</li>
+     * </ul>
+     *
+     * @throws IllegalArgumentException if a name is null or blank
+     */
+    public Builder shadowPolicies(Set<String> policyNames) {
+      Require.argument(policyNames != null, "shadowPolicies must not be null");
+      for (String name : policyNames) {
+        Require.argument(name != null && !name.isBlank(), "shadow policy name must not be blank, was '%s'", name);
+      }
+      this.shadowPolicies = Set.copyOf(policyNames);
+      return this;
+    }
+
+    /** The nanosecond source of the circuit breaker and of log throttling; tests replace it. */
+    Builder nanoTime(LongSupplier nanoTime) {
+      this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
       return this;
     }
 
     /** A new limiter with this configuration. */
     public RateLimiter build() {
       Backend b = backend != null ? backend : InMemoryBackend.create();
-      return new DefaultRateLimiter(clock, b, failureMode, nearCache);
+      boolean near = nearCache != null ? nearCache : b.isRemote();
+      return new DefaultRateLimiter(new DefaultRateLimiter.Settings(clock, b, failureMode, near,
+          timeout, failClosedRetryAfter, localFallbackShare, failureThreshold, coolDown,
+          Listeners.of(List.copyOf(listeners)), shadow, shadowPolicies, nanoTime));
     }
   }
 }

@@ -26,6 +26,13 @@ final class FixedWindow extends State {
     return Decision.denied(p, Math.max(0, limit - n), windowEnd, windowEnd);
   }
 
+  /** Snapshot: {@code [windowStart, count]}. */
+  @Override
+  void restore(long[] snapshot) {
+    start = snapshot[0];
+    count = snapshot[1];
+  }
+
   @Override
   long computeExpiresAt(Policy p) {
     return start + p.windowMicros();

@@ -53,6 +53,13 @@ final class Gcra extends State {
         resetAfter(tu, tf, t));
   }
 
+  /** Snapshot: {@code [tatMicros, tatFraction]}. */
+  @Override
+  void restore(long[] snapshot) {
+    tatUs = snapshot[0];
+    tatFrac = snapshot[1];
+  }
+
   /** How many cost-1 checks would pass now: floor((t − (tat − B·T)) / T), at least 0. */
   private static long available(long t, long tu, long tf, long limit, long burst, long q, long r,
       long window) {

@@ -37,6 +37,16 @@ final class SlidingLog extends State {
     return Decision.denied(p, Math.max(0, limit - n), retryAfter, resetAfter);
   }
 
+  /** Snapshot: the timestamps of the units in the window, oldest first. */
+  @Override
+  void restore(long[] snapshot) {
+    int capacity = Math.max(4, Integer.highestOneBit(Math.max(1, snapshot.length - 1)) << 1);
+    log = new long[capacity];
+    System.arraycopy(snapshot, 0, log, 0, snapshot.length);
+    head = 0;
+    size = snapshot.length;
+  }
+
   @Override
   long computeExpiresAt(Policy p) {
     return size == 0 ? Long.MIN_VALUE : at(size - 1) + p.windowMicros();

@@ -45,6 +45,14 @@ final class SlidingWindow extends State {
     return Decision.denied(p, remaining, retryAt(s, window, limit, prev, n, c) - t, resetAfter);
   }
 
+  /** Snapshot: {@code [windowStart, previousCount, currentCount]}. */
+  @Override
+  void restore(long[] snapshot) {
+    start = snapshot[0];
+    previous = snapshot[1];
+    current = snapshot[2];
+  }
+
   /**
    * The first moment the estimate plus {@code c} fits: in this window when the previous count
    * decays enough, else in the next (where this window's count decays), else the one after.

@@ -20,6 +20,12 @@ abstract class State {
   /** When the current state stops mattering, in epoch µs. */
   abstract long computeExpiresAt(Policy p);
 
+  /**
+   * Sets this state from a backend's snapshot (the numbers a denying script returns, see
+   * {@link StateSnapshots}); the layout is the algorithm's own.
+   */
+  abstract void restore(long[] snapshot);
+
   static State fresh(Policy p) {
     return switch (p.algorithm()) {
       case FIXED_WINDOW -> new FixedWindow();

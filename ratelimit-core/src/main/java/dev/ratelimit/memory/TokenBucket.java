@@ -37,6 +37,13 @@ final class TokenBucket extends State {
         ceilDiv(capacity - tokens, limit));
   }
 
+  /** Snapshot: {@code [credits, last]}. */
+  @Override
+  void restore(long[] snapshot) {
+    credits = snapshot[0];
+    last = snapshot[1];
+  }
+
   @Override
   long computeExpiresAt(Policy p) {
     long capacity = p.burst() * p.windowMicros();

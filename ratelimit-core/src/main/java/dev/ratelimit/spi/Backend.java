@@ -27,6 +27,12 @@ public interface Backend extends AutoCloseable {
   /**
    * The same as {@link #check}, without blocking the caller. The default runs {@link #check} on the
    * calling thread; a remote backend overrides it. Failures complete the stage exceptionally.
+   *
+   * <p>A backend that overrides this method has the limiter call it for every check, also for its
+   * synchronous {@code check}, and wait for the stage no longer than the limiter's timeout. Only
+   * what happens after the stage is returned can be bounded: a backend whose calls can hang
+   * (anything remote) must override this method and return promptly. A backend that keeps this
+   * default is called through {@link #check} directly, and no timeout cuts that short.
    */
   default CompletionStage<Decision> checkAsync(String key, Policy policy, long cost, long nowMicros) {
     try {
@@ -40,6 +46,20 @@ public interface Backend extends AutoCloseable {
   MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros);
 
   /**
+   * The same as {@link #checkAll}, without blocking the caller. The default runs {@link #checkAll}
+   * on the calling thread, which is right for an in-memory backend; a remote backend overrides it
+   * for the same reason as {@link #checkAsync}. Failures complete the stage exceptionally.
+   */
+  default CompletionStage<MultiDecision> checkAllAsync(
+      String key, List<Policy> policies, long cost, long nowMicros) {
+    try {
+      return CompletableFuture.completedFuture(checkAll(key, policies, cost, nowMicros));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
    * The state now as the decision of a cost-1 check that consumes nothing: {@code remaining} is
    * what is available now. Writes nothing.
    */
@@ -50,6 +70,38 @@ public interface Backend extends AutoCloseable {
    * {@code nowMicros} locates the windows of the window algorithms.
    */
   void reset(String key, Policy policy, long nowMicros);
+
+  /**
+   * The same as {@link #check}, and on a denial the state it was made on, for a near-cache. The
+   * default provides no state; a remote backend overrides it.
+   */
+  default Evaluation evaluate(String key, Policy policy, long cost, long nowMicros) {
+    return new Evaluation(check(key, policy, cost, nowMicros), null, nowMicros);
+  }
+
+  /** The same as {@link #checkAsync}, with the state of a denial (see {@link #evaluate}). */
+  default CompletionStage<Evaluation> evaluateAsync(String key, Policy policy, long cost, long nowMicros) {
+    return checkAsync(key, policy, cost, nowMicros).thenApply(d -> new Evaluation(d, null, nowMicros));
+  }
+
+  /** The same as {@link #checkAll}, with every policy's state on a denial (see {@link #evaluate}). */
+  default MultiEvaluation evaluateAll(String key, List<Policy> policies, long cost, long nowMicros) {
+    return new MultiEvaluation(checkAll(key, policies, cost, nowMicros), null, nowMicros);
+  }
+
+  /** The same as {@link #checkAllAsync}, with every policy's state on a denial (see {@link #evaluate}). */
+  default CompletionStage<MultiEvaluation> evaluateAllAsync(
+      String key, List<Policy> policies, long cost, long nowMicros) {
+    return checkAllAsync(key, policies, cost, nowMicros).thenApply(m -> new MultiEvaluation(m, null, nowMicros));
+  }
+
+  /**
+   * Whether state lives in another process, so that answering hot denied keys from a local
+   * near-cache saves round trips; limiters turn their near-cache on by default for such backends.
+   */
+  default boolean isRemote() {
+    return false;
+  }
 
   /** Releases what the backend owns; the default does nothing. */
   @Override

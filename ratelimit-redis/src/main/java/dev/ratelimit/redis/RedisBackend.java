@@ -6,6 +6,8 @@ import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.Require;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Evaluation;
+import dev.ratelimit.spi.MultiEvaluation;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -45,7 +47,8 @@ import org.redisson.client.codec.StringCodec;
  *   <li>Keys are {@code prefix:{key}:policy:algorithm[:suffix]}; all keys of a check share the
  *       hash tag, so Redis Cluster works; every key has a TTL that ends when its state stops
  *       mattering; denied checks write nothing.</li>
- *   <li>Time comes from the limiter's clock ({@code now} in every call): keep instances on NTP.</li>
+ *   <li>Time comes from the limiter's clock ({@code now} in every call): keep instances on NTP; or
+ *       {@link Builder#serverTime(boolean)} decides at Redis's clock.</li>
  * </ul>
  */
 public final class RedisBackend implements Backend {
@@ -59,6 +62,9 @@ public final class RedisBackend implements Backend {
   private final RedisKeys keys;
   private final Map<Algorithm, Lua> check = new EnumMap<>(Algorithm.class);
   private final Lua checkAll;
+  private final boolean serverTime;
+  /** With server time: Redis's clock minus the limiter's, in µs, as last seen. */
+  private volatile long serverOffset;
 
   private RedisBackend(Builder builder) {
     this.client = builder.client;
@@ -67,6 +73,7 @@ public final class RedisBackend implements Backend {
         .retryAttempts(0)
         .timeout(builder.timeout));
     this.keys = new RedisKeys(builder.keyPrefix);
+    this.serverTime = builder.serverTime;
     Scripts scripts = new Scripts();
     for (Algorithm algorithm : Algorithm.values()) {
       check.put(algorithm, new Lua(scripts.check(algorithm)));
@@ -90,63 +97,183 @@ public final class RedisBackend implements Backend {
 
   @Override
   public Decision check(String key, Policy policy, long cost, long nowMicros) {
-    List<Object> reply = eval(check.get(policy.algorithm()), keys.forCheck(key, policy, nowMicros),
-        args(policy, nowMicros, cost, true));
-    return decode(policy, reply, 0);
+    return evaluate(key, policy, cost, nowMicros).decision();
   }
 
   @Override
   public CompletionStage<Decision> checkAsync(String key, Policy policy, long cost, long nowMicros) {
-    return evalAsync(check.get(policy.algorithm()), keys.forCheck(key, policy, nowMicros),
-        args(policy, nowMicros, cost, true))
-        .thenApply(reply -> decode(policy, reply, 0));
+    return evaluateAsync(key, policy, cost, nowMicros).thenApply(Evaluation::decision);
   }
 
   @Override
   public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
+    return evaluateAll(key, policies, cost, nowMicros).decision();
+  }
+
+  /** A check; a denial comes with the key's state, for the limiter's near-cache. */
+  @Override
+  public Evaluation evaluate(String key, Policy policy, long cost, long nowMicros) {
+    return evaluate(key, policy, cost, nowMicros, true);
+  }
+
+  private Evaluation evaluate(String key, Policy policy, long cost, long nowMicros, boolean apply) {
+    long estimate = nowMicros + serverOffset;
+    List<Object> reply = eval(check.get(policy.algorithm()), checkKeys(key, policy, estimate),
+        args(policy, estimate, cost, apply));
+    if (number(reply, 0) == -1) { // server time: its window is not the estimate's; decide at its time
+      long t = number(reply, 5);
+      reply = eval(check.get(policy.algorithm()), checkKeys(key, policy, t), args(policy, t, cost, apply));
+      requireWindowFound(number(reply, 0));
+    }
+    return evaluation(policy, reply, nowMicros);
+  }
+
+  @Override
+  public CompletionStage<Evaluation> evaluateAsync(String key, Policy policy, long cost, long nowMicros) {
+    long estimate = nowMicros + serverOffset;
+    Lua lua = check.get(policy.algorithm());
+    return evalAsync(lua, checkKeys(key, policy, estimate), args(policy, estimate, cost, true))
+        .thenCompose(reply -> {
+          if (number(reply, 0) != -1) {
+            return CompletableFuture.completedStage(reply);
+          }
+          long t = number(reply, 5);
+          return evalAsync(lua, checkKeys(key, policy, t), args(policy, t, cost, true)).thenApply(again -> {
+            requireWindowFound(number(again, 0));
+            return again;
+          });
+        })
+        .thenApply(reply -> evaluation(policy, reply, nowMicros));
+  }
+
+  @Override
+  public CompletionStage<MultiDecision> checkAllAsync(String key, List<Policy> policies, long cost, long nowMicros) {
+    return evaluateAllAsync(key, policies, cost, nowMicros).thenApply(MultiEvaluation::decision);
+  }
+
+  /** A multi-policy check; a denial comes with every policy's state, for the near-cache. */
+  @Override
+  public MultiEvaluation evaluateAll(String key, List<Policy> policies, long cost, long nowMicros) {
+    long estimate = nowMicros + serverOffset;
+    List<Object> reply = eval(checkAll, allKeys(key, policies, estimate), allArgs(key, policies, cost, estimate));
+    if (number(reply, 0) == -1) { // server time: a window is not the estimate's; decide at its time
+      long t = number(reply, 1);
+      reply = eval(checkAll, allKeys(key, policies, t), allArgs(key, policies, cost, t));
+      requireWindowFound(number(reply, 0));
+    }
+    return multiEvaluation(policies, reply, nowMicros);
+  }
+
+  @Override
+  public CompletionStage<MultiEvaluation> evaluateAllAsync(String key, List<Policy> policies, long cost,
+      long nowMicros) {
+    long estimate = nowMicros + serverOffset;
+    return evalAsync(checkAll, allKeys(key, policies, estimate), allArgs(key, policies, cost, estimate))
+        .thenCompose(reply -> {
+          if (number(reply, 0) != -1) {
+            return CompletableFuture.completedStage(reply);
+          }
+          long t = number(reply, 1);
+          return evalAsync(checkAll, allKeys(key, policies, t), allArgs(key, policies, cost, t)).thenApply(again -> {
+            requireWindowFound(number(again, 0));
+            return again;
+          });
+        })
+        .thenApply(reply -> multiEvaluation(policies, reply, nowMicros));
+  }
+
+  private MultiEvaluation multiEvaluation(List<Policy> policies, List<Object> reply, long nowMicros) {
+    long t = number(reply, 1);
+    learnServerTime(t, nowMicros);
+    boolean allowed = number(reply, 0) == 1;
+    List<Decision> decisions = new ArrayList<>(policies.size());
+    List<long[]> states = allowed ? null : new ArrayList<>(policies.size());
+    int at = 2;
+    for (Policy policy : policies) {
+      decisions.add(decode(policy, reply, at));
+      if (states != null) {
+        states.add(state(reply, at + 5));
+      }
+      at += 6 + (int) Math.max(0, number(reply, at + 5));
+    }
+    return new MultiEvaluation(new MultiDecision(allowed, decisions), states, t);
+  }
+
+  private List<Object> allKeys(String key, List<Policy> policies, long estimate) {
     List<Object> allKeys = new ArrayList<>();
-    Object[] args = new Object[3 + 5 * policies.size()];
-    args[0] = nowMicros;
+    for (Policy policy : policies) {
+      allKeys.addAll(checkKeys(key, policy, estimate));
+    }
+    return allKeys;
+  }
+
+  private Object[] allArgs(String key, List<Policy> policies, long cost, long estimate) {
+    Object[] args = new Object[3 + 6 * policies.size()];
+    args[0] = serverTime ? "server" : estimate;
     args[1] = cost;
     args[2] = policies.size();
     for (int i = 0; i < policies.size(); i++) {
       Policy policy = policies.get(i);
-      List<Object> policyKeys = keys.forCheck(key, policy, nowMicros);
-      allKeys.addAll(policyKeys);
-      int a = 3 + 5 * i;
+      int a = 3 + 6 * i;
       args[a] = RedisKeys.scriptName(policy.algorithm());
       args[a + 1] = policy.windowMicros();
       args[a + 2] = policy.limit();
       args[a + 3] = policy.burst();
-      args[a + 4] = policyKeys.size();
+      args[a + 4] = checkKeys(key, policy, estimate).size();
+      args[a + 5] = serverTime ? RedisKeys.windowIndex(policy, estimate) : "";
     }
-    List<Object> reply = eval(checkAll, allKeys, args);
-    List<Decision> decisions = new ArrayList<>(policies.size());
-    for (int i = 0; i < policies.size(); i++) {
-      decisions.add(decode(policies.get(i), reply, 1 + 5 * i));
-    }
-    return new MultiDecision(number(reply, 0) == 1, decisions);
+    return args;
+  }
+
+  /** Redis is another process: limiters answer hot denied keys from their near-cache. */
+  @Override
+  public boolean isRemote() {
+    return true;
   }
 
   @Override
   public Decision inspect(String key, Policy policy, long nowMicros) {
-    List<Object> reply = eval(check.get(policy.algorithm()), keys.forCheck(key, policy, nowMicros),
-        args(policy, nowMicros, 1, false));
-    return decode(policy, reply, 0);
+    return evaluate(key, policy, 1, nowMicros, false).decision();
   }
 
   @Override
   public void reset(String key, Policy policy, long nowMicros) {
-    client.getKeys().delete(keys.forReset(key, policy, nowMicros).toArray(String[]::new));
+    client.getKeys().delete(keys.forReset(key, policy, nowMicros + serverOffset).toArray(String[]::new));
   }
 
   /** Does nothing: the {@link RedissonClient} belongs to the caller. */
   @Override
   public void close() {}
 
-  private static Object[] args(Policy policy, long nowMicros, long cost, boolean apply) {
-    return new Object[] {RedisKeys.scriptName(policy.algorithm()), nowMicros, cost,
-        policy.windowMicros(), policy.limit(), policy.burst(), apply ? "1" : "0"};
+  private List<Object> checkKeys(String key, Policy policy, long estimate) {
+    return serverTime ? keys.candidatesForCheck(key, policy, estimate) : keys.forCheck(key, policy, estimate);
+  }
+
+  private Object[] args(Policy policy, long estimate, long cost, boolean apply) {
+    String name = RedisKeys.scriptName(policy.algorithm());
+    String consume = apply ? "1" : "0";
+    if (!serverTime) {
+      return new Object[] {name, estimate, cost, policy.windowMicros(), policy.limit(), policy.burst(), consume};
+    }
+    return new Object[] {name, "server", cost, policy.windowMicros(), policy.limit(), policy.burst(), consume,
+        RedisKeys.windowIndex(policy, estimate)};
+  }
+
+  private Evaluation evaluation(Policy policy, List<Object> reply, long nowMicros) {
+    long t = number(reply, 5);
+    learnServerTime(t, nowMicros);
+    return new Evaluation(decode(policy, reply, 0), state(reply, 6), t);
+  }
+
+  /** With server time, remembers how far Redis's clock is from the limiter's, to estimate windows. */
+  private void learnServerTime(long serverMicros, long nowMicros) {
+    if (serverTime) {
+      serverOffset = serverMicros - nowMicros;
+    }
+  }
+
+  private static void requireWindowFound(long allowed) {
+    Require.state(allowed != -1, "Redis server time moved by more than a window between two calls");
   }
 
   private static Decision decode(Policy policy, List<Object> reply, int at) {
@@ -157,6 +284,22 @@ public final class RedisBackend implements Backend {
       return Decision.allowed(policy, remaining, resetAfter, number(reply, at + 4));
     }
     return Decision.denied(policy, remaining, retryAfter, resetAfter);
+  }
+
+  /**
+   * The state whose length is at {@code at}, followed by its numbers; null when the script sent
+   * none (-1). Only meaningful for denials.
+   */
+  private static long[] state(List<Object> reply, int at) {
+    long length = number(reply, at);
+    if (length < 0) {
+      return null;
+    }
+    long[] state = new long[(int) length];
+    for (int i = 0; i < state.length; i++) {
+      state[i] = number(reply, at + 1 + i);
+    }
+    return state;
   }
 
   private static long number(List<Object> reply, int index) {
@@ -227,6 +370,7 @@ public final class RedisBackend implements Backend {
     private String keyPrefix = DEFAULT_PREFIX;
     private Duration timeout = DEFAULT_TIMEOUT;
     private boolean loadScripts = true;
+    private boolean serverTime;
 
     private Builder(RedissonClient client) {
       this.client = Objects.requireNonNull(client, "client");
@@ -260,6 +404,17 @@ public final class RedisBackend implements Backend {
      */
     public Builder loadScriptsEagerly(boolean loadScripts) {
       this.loadScripts = loadScripts;
+      return this;
+    }
+
+    /**
+     * Whether scripts decide at Redis's own clock ({@code TIME}) instead of the limiter's (default
+     * false), for fleets whose clocks cannot be trusted. Windows are then located on Redis's clock
+     * too (the backend tracks the offset; a window edge crossed between estimate and decision costs
+     * one more round trip), and the near-cache follows the same offset.
+     */
+    public Builder serverTime(boolean serverTime) {
+      this.serverTime = serverTime;
       return this;
     }
 

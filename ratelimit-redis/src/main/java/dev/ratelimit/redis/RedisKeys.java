@@ -45,6 +45,25 @@ final class RedisKeys {
     };
   }
 
+  /**
+   * With server time: the keys of windows {@code index-2 .. index+1} around {@code estimatedNow}'s
+   * window for the window algorithms (the script picks those of its own clock's window), the
+   * usual keys for the others.
+   */
+  List<Object> candidatesForCheck(String key, Policy policy, long estimatedNow) {
+    if (policy.algorithm() != Algorithm.FIXED_WINDOW && policy.algorithm() != Algorithm.SLIDING_WINDOW) {
+      return forCheck(key, policy, estimatedNow);
+    }
+    String base = base(key, policy);
+    long index = windowIndex(policy, estimatedNow);
+    return List.of(base + ":" + (index - 2), base + ":" + (index - 1), base + ":" + index, base + ":" + (index + 1));
+  }
+
+  /** The window index of {@code nowMicros} for {@code policy}. */
+  static long windowIndex(Policy policy, long nowMicros) {
+    return Math.floorDiv(nowMicros, policy.windowMicros());
+  }
+
   /** Every key that may hold state of {@code key} under {@code policy} around {@code nowMicros}. */
   List<String> forReset(String key, Policy policy, long nowMicros) {
     String base = base(key, policy);
@@ -73,10 +92,6 @@ final class RedisKeys {
   private String base(String key, Policy policy) {
     String policyPart = policyParts.computeIfAbsent(policy.name(), RedisKeys::part);
     return prefix + ":{" + part(key) + "}:" + policyPart + ":" + policy.algorithm().shortName();
-  }
-
-  private static long windowIndex(Policy policy, long nowMicros) {
-    return Math.floorDiv(nowMicros, policy.windowMicros());
   }
 
   /** The escaped (or hashed) form of one user-supplied part. */

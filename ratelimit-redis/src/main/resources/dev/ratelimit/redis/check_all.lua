@@ -1,17 +1,26 @@
 -- Several policies of one key, all or nothing. KEYS: each policy's state keys, in order.
--- ARGV: t (µs), cost, policy count, then per policy: algorithm, window (µs), limit, burst, key count.
--- Returns {allAllowed, then per policy: allowed, remaining, retryAfter, resetAfter, delay}.
-local t, c, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+-- ARGV: t (µs, or 'server'), cost, policy count, then per policy: algorithm, window (µs), limit,
+-- burst, key count, and with server time the estimate's window index (else '').
+-- Returns {allAllowed, t, then per policy: allowed, remaining, retryAfter, resetAfter, delay, n,
+-- state...}: the time decided at and, when not all allowed, the n numbers of each policy's state
+-- for the caller's near-cache (n = -1 when there is none to send; n = 0 when all allowed).
+-- allAllowed = -1: a windowed policy's window at t was not among its keys; nothing was done.
+local t, c, count = decision_time(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local policies = {}
 local next_key = 1
 for i = 1, count do
-  local a = 3 + (i - 1) * 5
+  local a = 3 + (i - 1) * 6
   local keys = {}
   for j = 1, tonumber(ARGV[a + 5]) do
     keys[j] = KEYS[next_key]
     next_key = next_key + 1
   end
-  policies[i] = {algorithms[ARGV[a + 1]], keys, tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])}
+  local name, window = ARGV[a + 1], tonumber(ARGV[a + 2])
+  keys = keys_at(name, keys, t, window, tonumber(ARGV[a + 6]))
+  if not keys then
+    return {-1, t}
+  end
+  policies[i] = {algorithms[name], keys, window, tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), states[name]}
 end
 
 local function evaluate(apply)
@@ -29,10 +38,23 @@ local results, all = evaluate(false)
 if all then
   results = evaluate(true)
 end
-local reply = {all and 1 or 0}
+local reply = {all and 1 or 0, t}
 for i = 1, count do
   for j = 1, 5 do
     reply[#reply + 1] = results[i][j]
+  end
+  local state = {}
+  if not all then
+    local p = policies[i]
+    state = p[6](p[2], t, p[3], p[4], p[5])
+  end
+  if state then
+    reply[#reply + 1] = #state
+    for j = 1, #state do
+      reply[#reply + 1] = state[j]
+    end
+  else
+    reply[#reply + 1] = -1
   end
 end
 return reply

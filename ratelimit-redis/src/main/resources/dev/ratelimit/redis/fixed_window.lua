@@ -17,3 +17,8 @@ algorithms.fixed_window = function(keys, t, c, window, limit, burst, apply)
   end
   return {0, math.max(0, limit - n), window_end, window_end, 0}
 end
+
+-- The state as StateSnapshots reads it: {windowStart, count}.
+states.fixed_window = function(keys, t, window, limit, burst)
+  return {t - t % window, tonumber(redis.call('GET', keys[1]) or '0')}
+end

@@ -59,3 +59,16 @@ end
 algorithms.leaky_bucket = function(keys, t, c, window, limit, burst, apply)
   return gcra(keys, t, c, window, limit, burst, apply, true)
 end
+
+-- The state as StateSnapshots reads it: {tat_us, tat_frac}; a missing tat is t.
+local function gcra_state(keys, t, window, limit, burst)
+  local stored = redis.call('GET', keys[1])
+  if not stored then
+    return {t, 0}
+  end
+  local us_text, frac_text = string.match(stored, '^(%-?%d+) (%d+)$')
+  return {tonumber(us_text), tonumber(frac_text)}
+end
+
+states.gcra = gcra_state
+states.leaky_bucket = gcra_state

@@ -1,8 +1,11 @@
--- Shared by every script. Each algorithm file registers a function in `algorithms`:
+-- Shared by every script. Each algorithm file registers two functions:
 --   algorithms.NAME(keys, t, c, window, limit, burst, apply) -> {allowed, remaining, retryAfter, resetAfter, delay}
+--   states.NAME(keys, t, window, limit, burst) -> the state as numbers (read-only), for the caller's
+--     near-cache, which evaluates it with the Java twin (StateSnapshots); nil when too large to send
 -- All times are epoch microseconds, passed in by the caller: scripts never read the clock.
 -- Every number stays an integer below 2^53, so Lua's doubles compute exactly what Java's longs do.
 local algorithms = {}
+local states = {}
 
 -- A whole number as text, without tostring's loss of digits beyond 14.
 local function int(x)
@@ -22,3 +25,31 @@ end
 local function ceil_div(a, b)
   return -math.floor(-a / b)
 end
+
+-- The time to decide at, in µs: the caller's, or with 'server' Redis's own clock (TIME), for fleets
+-- whose clocks cannot be trusted.
+local function decision_time(arg)
+  if arg == 'server' then
+    local now = redis.call('TIME')
+    return tonumber(now[1]) * 1000000 + tonumber(now[2])
+  end
+  return tonumber(arg)
+end
+
+-- With server time the caller only estimates t, so a windowed algorithm gets the keys of windows
+-- base-2 .. base+1 around its estimate (all declared in KEYS) and uses those of t's window. Returns
+-- the keys to use, or nil when t's window is not among them (the caller retries with t).
+local function keys_at(name, keys, t, window, base)
+  if base == nil or (name ~= 'fixed_window' and name ~= 'sliding_window') then
+    return keys
+  end
+  local offset = math.floor(t / window) - base
+  if offset < -1 or offset > 1 then
+    return nil
+  end
+  if name == 'fixed_window' then
+    return {keys[3 + offset]}
+  end
+  return {keys[3 + offset], keys[2 + offset]}
+end
+

@@ -36,3 +36,17 @@ algorithms.sliding_log = function(keys, t, c, window, limit, burst, apply)
   local newest = tonumber(redis.call('ZRANGE', log, -1, -1, 'WITHSCORES')[2])
   return {0, math.max(0, limit - n), retry_after, newest + window - t, 0}
 end
+
+-- The state as StateSnapshots reads it: the timestamps of the units in the window, oldest first;
+-- nil for a log too long to send.
+states.sliding_log = function(keys, t, window, limit, burst)
+  local entries = redis.call('ZRANGEBYSCORE', keys[1], '(' .. int(t - window), '+inf', 'WITHSCORES', 'LIMIT', 0, 257)
+  if #entries > 512 then
+    return nil
+  end
+  local times = {}
+  for i = 2, #entries, 2 do
+    times[#times + 1] = tonumber(entries[i])
+  end
+  return times
+end

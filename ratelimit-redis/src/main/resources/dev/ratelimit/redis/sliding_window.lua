@@ -49,3 +49,8 @@ algorithms.sliding_window = function(keys, t, c, window, limit, burst, apply)
   end
   return {0, remaining, sliding_window_retry_at(s, window, limit, prev, n, c) - t, reset_after, 0}
 end
+
+-- The state as StateSnapshots reads it: {windowStart, previous, current}.
+states.sliding_window = function(keys, t, window, limit, burst)
+  return {t - t % window, tonumber(redis.call('GET', keys[2]) or '0'), tonumber(redis.call('GET', keys[1]) or '0')}
+end

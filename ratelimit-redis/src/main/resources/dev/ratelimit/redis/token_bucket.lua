@@ -28,3 +28,13 @@ algorithms.token_bucket = function(keys, t, c, window, limit, burst, apply)
   end
   return {0, math.floor(tokens / window), ceil_div(need - tokens, limit), ceil_div(capacity - tokens, limit), 0}
 end
+
+-- The state as StateSnapshots reads it: {credits, last}; a missing bucket is a full one now.
+states.token_bucket = function(keys, t, window, limit, burst)
+  local stored = redis.call('GET', keys[1])
+  if not stored then
+    return {burst * window, t}
+  end
+  local credits_text, last_text = string.match(stored, '^(%-?%d+) (%-?%d+)$')
+  return {tonumber(credits_text), tonumber(last_text)}
+end

@@ -1,6 +1,7 @@
 package dev.ratelimit.redis;
 
 import dev.ratelimit.spi.Backend;
+import java.time.Duration;
 import dev.ratelimit.tck.ConcurrencyContract;
 import dev.ratelimit.tck.redis.RedisServer;
 import java.util.ArrayList;
@@ -39,6 +40,6 @@ class RedisConcurrencyTest extends ConcurrencyContract {
 
   @Override
   protected Backend newBackend(int instance) {
-    return RedisBackend.builder(CLIENTS.get(instance)).keyPrefix(PREFIX).build();
+    return RedisBackend.builder(CLIENTS.get(instance)).keyPrefix(PREFIX).timeout(Duration.ofSeconds(10)).build();
   }
 }

@@ -1,6 +1,7 @@
 package dev.ratelimit.redis;
 
 import dev.ratelimit.spi.Backend;
+import java.time.Duration;
 import dev.ratelimit.tck.RateLimiterContract;
 import dev.ratelimit.tck.redis.RedisServer;
 import org.junit.jupiter.api.AfterAll;
@@ -24,6 +25,6 @@ class RedisContractTest extends RateLimiterContract {
 
   @Override
   protected Backend newBackend() {
-    return RedisBackend.builder(client).keyPrefix(PREFIX).build();
+    return RedisBackend.builder(client).keyPrefix(PREFIX).timeout(Duration.ofSeconds(10)).build();
   }
 }

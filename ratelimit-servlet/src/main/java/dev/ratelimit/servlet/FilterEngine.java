@@ -3,6 +3,7 @@ package dev.ratelimit.servlet;
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Require;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -15,9 +16,13 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 import org.springframework.expression.EvaluationContext;
@@ -47,11 +52,7 @@ final class FilterEngine {
   FilterEngine(RateLimiter limiter, List<RateLimitRule> rules, boolean matchAll, ClientIp clientIp,
       HeaderOptions headers, MissingKey missingKey, DeniedHandler deniedHandler, LogThrottle log) {
     this.limiter = limiter;
-    List<Matching.CompiledRule> compiled = new ArrayList<>(rules.size());
-    for (RateLimitRule rule : rules) {
-      compiled.add(new Matching.CompiledRule(rule));
-    }
-    this.rules = List.copyOf(compiled);
+    this.rules = compile(rules);
     this.matchAll = matchAll;
     this.clientIp = clientIp;
     this.headers = headers;
@@ -60,6 +61,72 @@ final class FilterEngine {
         : (request, response, decision) -> RateLimitResponses.writeDenied(response, decision.decisions(), headers);
     this.log = log;
     this.appliedAttribute = RateLimitFilter.class.getName() + ".applied." + INSTANCES.incrementAndGet();
+  }
+
+  /** A copy of {@code other} with other rules; it keeps the marker of counted requests. */
+  private FilterEngine(FilterEngine other, List<RateLimitRule> rules) {
+    this.limiter = other.limiter;
+    this.rules = compile(rules);
+    this.matchAll = other.matchAll;
+    this.clientIp = other.clientIp;
+    this.headers = other.headers;
+    this.missingKey = other.missingKey;
+    this.deniedHandler = other.deniedHandler;
+    this.log = other.log;
+    this.appliedAttribute = other.appliedAttribute;
+  }
+
+  /**
+   * This engine with {@code newRules} instead of its rules, everything else kept.
+   *
+   * @throws IllegalArgumentException as {@link RateLimitFilter.Builder#build()} for the same rules
+   */
+  FilterEngine withRules(List<RateLimitRule> newRules) {
+    validate(newRules, matchAll);
+    return new FilterEngine(this, newRules);
+  }
+
+  /** The rules' names, in order. */
+  List<String> ruleNames() {
+    List<String> names = new ArrayList<>(rules.size());
+    for (Matching.CompiledRule rule : rules) {
+      names.add(rule.rule.name());
+    }
+    return names;
+  }
+
+  /**
+   * Checks that a rule set can make a filter.
+   *
+   * @throws IllegalArgumentException when there is no rule, two rules share a name, or with
+   *     {@code matchAll} two rules share a policy name
+   */
+  static void validate(List<RateLimitRule> rules, boolean matchAll) {
+    Require.argument(rules != null && !rules.isEmpty(), "a RateLimitFilter needs at least one rule");
+    Set<String> names = new HashSet<>();
+    Map<String, String> policyOwners = new HashMap<>();
+    for (RateLimitRule rule : rules) {
+      Objects.requireNonNull(rule, "rule");
+      Require.argument(names.add(rule.name()),
+          "rule name '%s' appears twice; rules need distinct names, which namespace their keys", rule.name());
+      if (matchAll) {
+        for (var policy : rule.policies()) {
+          String owner = policyOwners.putIfAbsent(policy.name(), rule.name());
+          Require.argument(owner == null,
+              "policy name '%s' is used by rules '%s' and '%s'; with matchAll, policy names must be "
+                  + "distinct across rules so that limit headers name each policy once",
+              policy.name(), owner, rule.name());
+        }
+      }
+    }
+  }
+
+  private static List<Matching.CompiledRule> compile(List<RateLimitRule> rules) {
+    List<Matching.CompiledRule> compiled = new ArrayList<>(rules.size());
+    for (RateLimitRule rule : rules) {
+      compiled.add(new Matching.CompiledRule(rule));
+    }
+    return List.copyOf(compiled);
   }
 
   void handle(HttpServletRequest request, HttpServletResponse response, FilterChain chain)

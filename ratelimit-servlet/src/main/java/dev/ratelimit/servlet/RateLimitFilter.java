@@ -1,7 +1,6 @@
 package dev.ratelimit.servlet;
 
 import dev.ratelimit.RateLimiter;
-import dev.ratelimit.Require;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
@@ -12,12 +11,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 
 /**
  * A servlet filter that rate-limits requests by rules: path patterns, methods, a key and a cost in
@@ -137,6 +132,31 @@ public final class RateLimitFilter implements Filter {
     }
   }
 
+  /**
+   * Replaces the rules, everything else kept: requests that start after this call see the new
+   * rules, requests in flight finish under the old ones. The rules are validated as
+   * {@link Builder#build()} validates them and swapped in as one immutable set; a bad set changes
+   * nothing. Limiter state is untouched: a rule keeps its keys ({@code <rule>:<key>}) and a policy
+   * its state under its name, so changing a policy's numbers does not reset anyone's count.
+   *
+   * @throws IllegalArgumentException when there is no rule, two rules share a name, or with
+   *     {@code matchAll} two rules share a policy name
+   * @throws IllegalStateException when the filter was not initialised yet
+   */
+  public synchronized void replaceRules(List<RateLimitRule> rules) {
+    FilterEngine e = engine;
+    if (e == null) {
+      throw new IllegalStateException("RateLimitFilter was not initialised; nothing to replace");
+    }
+    engine = e.withRules(List.copyOf(rules));
+  }
+
+  /** The names of the rules in force, in order (for diagnostics). */
+  public List<String> ruleNames() {
+    FilterEngine e = engine;
+    return e == null ? List.of() : e.ruleNames();
+  }
+
   /** Closes the limiter that {@link #init} built from a file; a limiter given to the builder is the caller's. */
   @Override
   public void destroy() {
@@ -221,22 +241,7 @@ public final class RateLimitFilter implements Filter {
     }
 
     FilterEngine engine() {
-      Require.argument(!rules.isEmpty(), "a RateLimitFilter needs at least one rule");
-      Set<String> names = new HashSet<>();
-      Map<String, String> policyOwners = new HashMap<>();
-      for (RateLimitRule rule : rules) {
-        Require.argument(names.add(rule.name()),
-            "rule name '%s' appears twice; rules need distinct names, which namespace their keys", rule.name());
-        if (matchAll) {
-          for (var policy : rule.policies()) {
-            String owner = policyOwners.putIfAbsent(policy.name(), rule.name());
-            Require.argument(owner == null,
-                "policy name '%s' is used by rules '%s' and '%s'; with matchAll, policy names must be "
-                    + "distinct across rules so that limit headers name each policy once",
-                policy.name(), owner, rule.name());
-          }
-        }
-      }
+      FilterEngine.validate(rules, matchAll);
       return new FilterEngine(limiter, rules, matchAll, new ClientIp(trustedProxies), headers, missingKey,
           deniedHandler, LogThrottle.perMinute());
     }

@@ -1,19 +1,35 @@
 package dev.ratelimit.spring;
 
+import dev.ratelimit.Algorithm;
 import dev.ratelimit.Policy;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 
-/** The named policies of {@code ratelimit.policies}, validated when the application starts. */
+/**
+ * The named policies of {@code ratelimit.policies}, validated when the application starts and
+ * updatable while it runs ({@link #update}). Thread-safe: readers see one immutable snapshot,
+ * updates replace it.
+ *
+ * <p>A policy's name is its state's identity, so an update changes the numbers and keeps every
+ * key's state. Updates are local to this instance.
+ */
 public final class PolicyRegistry {
-  private final Map<String, Policy> policies;
+  private volatile Map<String, Policy> policies;
+  private final List<Consumer<PolicyRegistry>> listeners = new CopyOnWriteArrayList<>();
+  private final Object updates = new Object();
 
-  /** Policies as given; names must match their map keys. */
+  /** Policies as given; each one is stored under its map key as its name. */
   public PolicyRegistry(Map<String, Policy> policies) {
-    this.policies = Collections.unmodifiableMap(new LinkedHashMap<>(policies));
+    Map<String, Policy> copy = new LinkedHashMap<>();
+    policies.forEach((name, policy) -> copy.put(name, named(name, policy)));
+    this.policies = Collections.unmodifiableMap(copy);
   }
 
   /**
@@ -22,25 +38,45 @@ public final class PolicyRegistry {
    */
   public static PolicyRegistry from(RateLimitProperties properties) {
     Map<String, Policy> built = new LinkedHashMap<>();
-    properties.getPolicies().forEach((name, p) -> built.put(name, build(name, p)));
+    properties.getPolicies().forEach((name, p) -> {
+      String property = "ratelimit.policies." + name;
+      try {
+        built.put(name, build(name, p.getLimit(), p.getWindow(), p.getAlgorithm(), p.getBurst(), property + "."));
+      } catch (IllegalArgumentException e) {
+        throw e.getMessage().startsWith(property) ? e
+            : new IllegalArgumentException("invalid policy " + property + ": " + e.getMessage(), e);
+      }
+    });
     return new PolicyRegistry(built);
   }
 
-  private static Policy build(String name, RateLimitProperties.PolicyProperties p) {
-    String property = "ratelimit.policies." + name;
-    if (p.getLimit() == null) {
-      throw new IllegalArgumentException(property + ".limit is required (units per window, e.g. 100)");
+  /**
+   * A policy called {@code name} from its parts as configuration gives them.
+   *
+   * @param fieldPrefix what names the fields in messages, e.g. {@code "ratelimit.policies.api."} or {@code ""}
+   * @throws IllegalArgumentException naming the field at fault
+   */
+  static Policy build(String name, Long limit, String window, Algorithm algorithm, Long burst, String fieldPrefix) {
+    if (limit == null) {
+      throw new IllegalArgumentException(fieldPrefix + "limit is required (units per window, e.g. 100)");
     }
-    if (p.getWindow() == null) {
-      throw new IllegalArgumentException(property + ".window is required (e.g. 1m or 500ms)");
+    if (window == null || window.isBlank()) {
+      throw new IllegalArgumentException(fieldPrefix + "window is required (e.g. 1m or 500ms)");
     }
+    if (limit < 1) {
+      throw new IllegalArgumentException(fieldPrefix + "limit must be at least 1, was " + limit);
+    }
+    if (burst != null && burst < 1) {
+      throw new IllegalArgumentException(fieldPrefix + "burst must be at least 1, was " + burst);
+    }
+    Duration parsed;
     try {
-      Duration window = Policy.parseWindow(p.getWindow());
-      Policy policy = Policy.of(p.getLimit(), window, p.getAlgorithm()).withName(name);
-      return p.getBurst() == null ? policy : policy.withBurst(p.getBurst());
+      parsed = Policy.parseWindow(window);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("invalid policy " + property + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException(fieldPrefix + "window: " + e.getMessage(), e);
     }
+    Policy policy = Policy.of(limit, parsed, algorithm == null ? Algorithm.GCRA : algorithm).withName(name);
+    return burst == null ? policy : policy.withBurst(burst);
   }
 
   /** The policy called {@code name}, if configured. */
@@ -62,8 +98,54 @@ public final class PolicyRegistry {
     return policy;
   }
 
-  /** Every policy by name. */
+  /** Every policy by name: a snapshot, unchanged by later updates. */
   public Map<String, Policy> all() {
     return policies;
+  }
+
+  /**
+   * Replaces the numbers of the configured policy {@code name}: {@code @RateLimited} methods that
+   * name it and filter rules that use it check with {@code policy} from their next call on. Keys
+   * keep their state (it lives under the policy's name and algorithm; a new algorithm starts
+   * from fresh state). {@code policy} is stored under {@code name}; an explicit name of its own
+   * must be {@code name}.
+   *
+   * @return the policy as stored
+   * @throws IllegalArgumentException when no policy is called {@code name}, or {@code policy} has
+   *     an explicit other name
+   */
+  public Policy update(String name, Policy policy) {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(policy, "policy");
+    Policy stored = named(name, policy);
+    synchronized (updates) {
+      if (!policies.containsKey(name)) {
+        throw new IllegalArgumentException("unknown policy '" + name + "'; configured policies "
+            + "(ratelimit.policies.*): " + policies.keySet());
+      }
+      Map<String, Policy> next = new LinkedHashMap<>(policies);
+      next.put(name, stored);
+      policies = Collections.unmodifiableMap(next);
+      for (Consumer<PolicyRegistry> listener : listeners) {
+        listener.accept(this); // in update order: a later update never overtakes an earlier one
+      }
+    }
+    return stored;
+  }
+
+  /**
+   * Runs {@code listener} after every {@link #update}, on the updating thread, one update at a
+   * time. A listener that throws fails that update's caller; the update itself stays.
+   */
+  public void onUpdate(Consumer<PolicyRegistry> listener) {
+    listeners.add(Objects.requireNonNull(listener, "listener"));
+  }
+
+  private static Policy named(String name, Policy policy) {
+    if (!policy.hasDerivedName() && !policy.name().equals(name)) {
+      throw new IllegalArgumentException("policy named '" + policy.name() + "' cannot be stored as '"
+          + name + "': a configured policy's name is its key");
+    }
+    return policy.name().equals(name) ? policy : policy.withName(name);
   }
 }

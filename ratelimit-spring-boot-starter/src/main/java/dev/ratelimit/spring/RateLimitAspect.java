@@ -48,9 +48,10 @@ public class RateLimitAspect implements Ordered {
   private final HeaderOptions headers;
   private final KeyPolicy missingKeys;
   private final int order;
+  private final DenialLog denials; // null unless ratelimit.log-denials=true
 
   RateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, BeanResolver beans, ClientIp clientIp,
-      HeaderOptions headers, KeyPolicy missingKeys, int order) {
+      HeaderOptions headers, KeyPolicy missingKeys, int order, DenialLog denials) {
     this.limiter = limiter;
     this.methods = methods;
     this.beans = beans;
@@ -58,6 +59,7 @@ public class RateLimitAspect implements Ordered {
     this.headers = headers;
     this.missingKeys = missingKeys;
     this.order = order;
+    this.denials = denials;
   }
 
   @Override
@@ -93,6 +95,9 @@ public class RateLimitAspect implements Ordered {
       }
       Duration retry = decision.limiting().retryAfter();
       if (limited.mode() != RateLimited.Mode.WAIT || System.nanoTime() + retry.toNanos() > deadline) {
+        if (denials != null) {
+          denials.denied(limited.describe(), decision.limiting(), keyOf(decision.limiting().policy(), byKey));
+        }
         throw new RateLimitExceededException(decision);
       }
       TimeUnit.NANOSECONDS.sleep(Math.max(retry.toNanos(), 1));
@@ -124,7 +129,7 @@ public class RateLimitAspect implements Ordered {
       if (key == null || key.isBlank()) {
         key = missingKeys.onMissing(limited.describe(), limit.keySource());
       }
-      byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(limit.policy());
+      byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(limit.current(methods.policies()));
       long c = cost(limit, context, limited);
       if (cost != 0 && c != cost) {
         throw new IllegalStateException("@RateLimited on " + limited.describe()
@@ -133,6 +138,18 @@ public class RateLimitAspect implements Ordered {
       cost = c;
     }
     return cost;
+  }
+
+  /** The key {@code policy} was checked under. */
+  private static String keyOf(Policy policy, Map<String, List<Policy>> byKey) {
+    for (Map.Entry<String, List<Policy>> entry : byKey.entrySet()) {
+      for (Policy p : entry.getValue()) {
+        if (p == policy || p.equals(policy)) {
+          return entry.getKey();
+        }
+      }
+    }
+    return null;
   }
 
   private static String value(Expression expression, SandboxedEvaluationContext context) {

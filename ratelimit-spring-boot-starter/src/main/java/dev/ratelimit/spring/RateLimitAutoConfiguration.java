@@ -1,11 +1,13 @@
 package dev.ratelimit.spring;
 
+import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.servlet.ClientIp;
 import dev.ratelimit.servlet.HeaderOptions;
 import dev.ratelimit.servlet.MissingKey;
 import dev.ratelimit.servlet.RateLimitFilter;
+import dev.ratelimit.servlet.RateLimitResponses;
 import dev.ratelimit.servlet.RateLimitRule;
 import dev.ratelimit.spi.Backend;
 import java.time.InstantSource;
@@ -29,6 +31,8 @@ import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.core.type.AnnotatedTypeMetadata;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -52,16 +56,43 @@ public class RateLimitAutoConfiguration {
     return PolicyRegistry.from(properties);
   }
 
-  /** The limiter, on the application's {@link InstantSource} bean if it has one, else the system clock. */
+  /**
+   * The limiter, on the application's {@link InstantSource} bean if it has one, else the system
+   * clock, reporting to every {@link RateLimitListener} bean (metrics among them), in order.
+   */
   @Bean
   @ConditionalOnMissingBean
   public RateLimiter rateLimiter(Backend backend, RateLimitProperties properties,
-      ObjectProvider<InstantSource> clock) {
-    return RateLimiter.builder()
-        .backend(backend)
-        .clock(clock.getIfAvailable(InstantSource::system))
-        .failureMode(properties.getFailureMode())
-        .build();
+      ObjectProvider<InstantSource> clock, ObjectProvider<RateLimitListener> listeners) {
+    RateLimiter.Builder builder;
+    try {
+      builder = RateLimiter.builder()
+          .backend(backend)
+          .clock(clock.getIfAvailable(InstantSource::system))
+          .failureMode(properties.getFailureMode())
+          .timeout(properties.getTimeout())
+          .failClosedRetryAfter(properties.getFailClosedRetryAfter())
+          .localFallbackShare(properties.getLocalFallbackShare())
+          .circuitBreaker(properties.getCircuitBreaker().getFailureThreshold(),
+              properties.getCircuitBreaker().getCoolDown())
+          .shadow(properties.isShadow())
+          .shadowPolicies(properties.getShadowPolicies());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("invalid ratelimit.* limiter setting: " + e.getMessage(), e);
+    }
+    if (properties.getNearCache() != null) {
+      builder.nearCache(properties.getNearCache());
+    }
+    listeners.orderedStream().forEach(builder::listener);
+    return builder.build();
+  }
+
+  /** One log line per denied call, rate-limited, when {@code ratelimit.log-denials=true}. */
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnProperty(prefix = "ratelimit", name = "log-denials", havingValue = "true")
+  DenialLog rateLimitDenialLog(RateLimitProperties properties) {
+    return new DenialLog(properties.isLogDenialsIncludeKey(), properties.getLogDenialsMaxPerSecond(), System::nanoTime);
   }
 
   /** Which limit headers responses carry. */
@@ -101,9 +132,9 @@ public class RateLimitAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     RateLimitAspect rateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, BeanFactory beans,
-        ClientIp clientIp, HeaderOptions headers, RateLimitProperties properties) {
+        ClientIp clientIp, HeaderOptions headers, RateLimitProperties properties, ObjectProvider<DenialLog> denials) {
       return new RateLimitAspect(limiter, methods, SandboxedEvaluationContext.beansOf(beans), clientIp, headers,
-          new KeyPolicy(properties.getMissingKey()), properties.getAspect().getOrder());
+          new KeyPolicy(properties.getMissingKey()), properties.getAspect().getOrder(), denials.getIfAvailable());
     }
   }
 
@@ -137,23 +168,42 @@ public class RateLimitAutoConfiguration {
   @ConditionalOnProperty(prefix = "ratelimit.filter", name = "enabled", havingValue = "true", matchIfMissing = true)
   @Conditional(FilterRulesConfigured.class)
   static class FilterConfiguration {
+    /**
+     * The filter, its rules built from {@code ratelimit.filter.rules} and the named policies; when
+     * a policy is {@link PolicyRegistry#update updated}, the rules are built again and swapped in.
+     */
     @Bean
     @ConditionalOnMissingBean(name = "rateLimitFilter")
     FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimiter limiter, PolicyRegistry policies,
-        RateLimitProperties properties, HeaderOptions headers) {
+        RateLimitProperties properties, HeaderOptions headers, ObjectProvider<DenialLog> denials) {
       RateLimitFilter.Builder builder = RateLimitFilter.builder(limiter)
           .matchAll(properties.getFilter().isMatchAll())
           .trustedProxies(properties.getTrustedProxies())
           .headers(headers)
           .missingKey(properties.getMissingKey() == RateLimitProperties.MissingKeyAction.REJECT
               ? MissingKey.REJECT : MissingKey.SHARED_BUCKET);
-      int index = 0;
-      for (RateLimitProperties.Rule rule : properties.getFilter().getRules()) {
-        builder.rule(rule(rule, index++, policies));
+      DenialLog denialLog = denials.getIfAvailable();
+      if (denialLog != null) {
+        builder.deniedHandler((request, response, decision) -> {
+          denialLog.denied("filter", decision.limiting(), null); // the filter does not expose the key
+          RateLimitResponses.writeDenied(response, decision.decisions(), headers);
+        });
       }
-      FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(builder.build());
+      rules(properties, policies).forEach(builder::rule);
+      RateLimitFilter filter = builder.build();
+      policies.onUpdate(updated -> filter.replaceRules(rules(properties, updated)));
+      FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
       registration.setOrder(properties.getFilter().getOrder());
       return registration;
+    }
+
+    private static List<RateLimitRule> rules(RateLimitProperties properties, PolicyRegistry policies) {
+      List<RateLimitRule> rules = new ArrayList<>();
+      int index = 0;
+      for (RateLimitProperties.Rule rule : properties.getFilter().getRules()) {
+        rules.add(rule(rule, index++, policies));
+      }
+      return rules;
     }
 
     private static RateLimitRule rule(RateLimitProperties.Rule rule, int index, PolicyRegistry policies) {

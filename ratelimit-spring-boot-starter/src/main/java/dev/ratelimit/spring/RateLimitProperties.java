@@ -22,6 +22,26 @@ public class RateLimitProperties {
   /** What a backend failure decides. */
   private FailureMode failureMode = FailureMode.FAIL_OPEN;
 
+  /** How long one check may take before the failure mode decides (the whole call, backend included). */
+  private Duration timeout = Duration.ofMillis(250);
+
+  /** The retryAfter of a FAIL_CLOSED decision. */
+  private Duration failClosedRetryAfter = Duration.ofSeconds(1);
+
+  /** With LOCAL_FALLBACK, the share of each limit this instance may admit alone during an outage, in (0, 1]. */
+  private double localFallbackShare = 1.0;
+
+  /** Whether hot denied keys are answered from a local near-cache; unset: on for Redis, off for memory. */
+  private Boolean nearCache;
+
+  /** Whether every policy runs in shadow mode: checked and counted, never blocking. */
+  private boolean shadow = false;
+
+  /** Names of policies that run in shadow mode. */
+  private java.util.Set<String> shadowPolicies = new java.util.LinkedHashSet<>();
+
+  private final CircuitBreaker circuitBreaker = new CircuitBreaker();
+
   /** What happens to a request whose key expression yields null or blank. */
   private MissingKeyAction missingKey = MissingKeyAction.SHARED_BUCKET;
 
@@ -30,6 +50,21 @@ public class RateLimitProperties {
 
   /** Named policies, referenced by {@code @RateLimited(policy = ...)} and filter rules. */
   private Map<String, PolicyProperties> policies = new LinkedHashMap<>();
+
+  /**
+   * Whether to log each denied call (a @RateLimited method or a filter rule) at INFO on the logger
+   * dev.ratelimit.denials: policy, outcome and retryAfter, without the key.
+   */
+  private boolean logDenials = false;
+
+  /**
+   * Whether denial log lines carry the rate-limit key too (@RateLimited only; the filter's lines
+   * never do). Keys may be personal data such as user ids or IP addresses.
+   */
+  private boolean logDenialsIncludeKey = false;
+
+  /** The most denial log lines per second; denials beyond it are counted in the next line. */
+  private int logDenialsMaxPerSecond = 10;
 
   private final Memory memory = new Memory();
   private final Redis redis = new Redis();
@@ -61,6 +96,83 @@ public class RateLimitProperties {
     this.failureMode = failureMode;
   }
 
+  public Duration getTimeout() {
+    return timeout;
+  }
+
+  public void setTimeout(Duration timeout) {
+    this.timeout = timeout;
+  }
+
+  public Duration getFailClosedRetryAfter() {
+    return failClosedRetryAfter;
+  }
+
+  public void setFailClosedRetryAfter(Duration failClosedRetryAfter) {
+    this.failClosedRetryAfter = failClosedRetryAfter;
+  }
+
+  public double getLocalFallbackShare() {
+    return localFallbackShare;
+  }
+
+  public void setLocalFallbackShare(double localFallbackShare) {
+    this.localFallbackShare = localFallbackShare;
+  }
+
+  public Boolean getNearCache() {
+    return nearCache;
+  }
+
+  public void setNearCache(Boolean nearCache) {
+    this.nearCache = nearCache;
+  }
+
+  public boolean isShadow() {
+    return shadow;
+  }
+
+  public void setShadow(boolean shadow) {
+    this.shadow = shadow;
+  }
+
+  public java.util.Set<String> getShadowPolicies() {
+    return shadowPolicies;
+  }
+
+  public void setShadowPolicies(java.util.Set<String> shadowPolicies) {
+    this.shadowPolicies = shadowPolicies;
+  }
+
+  public CircuitBreaker getCircuitBreaker() {
+    return circuitBreaker;
+  }
+
+  /** The circuit breaker around the backend. */
+  public static class CircuitBreaker {
+    /** Consecutive failures that open the circuit; 0 disables the breaker. */
+    private int failureThreshold = 5;
+
+    /** How long an open circuit skips the backend before one probe call. */
+    private Duration coolDown = Duration.ofSeconds(5);
+
+    public int getFailureThreshold() {
+      return failureThreshold;
+    }
+
+    public void setFailureThreshold(int failureThreshold) {
+      this.failureThreshold = failureThreshold;
+    }
+
+    public Duration getCoolDown() {
+      return coolDown;
+    }
+
+    public void setCoolDown(Duration coolDown) {
+      this.coolDown = coolDown;
+    }
+  }
+
   public MissingKeyAction getMissingKey() {
     return missingKey;
   }
@@ -83,6 +195,34 @@ public class RateLimitProperties {
 
   public void setPolicies(Map<String, PolicyProperties> policies) {
     this.policies = policies;
+  }
+
+  public boolean isLogDenials() {
+    return logDenials;
+  }
+
+  public void setLogDenials(boolean logDenials) {
+    this.logDenials = logDenials;
+  }
+
+  public boolean isLogDenialsIncludeKey() {
+    return logDenialsIncludeKey;
+  }
+
+  public void setLogDenialsIncludeKey(boolean logDenialsIncludeKey) {
+    this.logDenialsIncludeKey = logDenialsIncludeKey;
+  }
+
+  public int getLogDenialsMaxPerSecond() {
+    return logDenialsMaxPerSecond;
+  }
+
+  public void setLogDenialsMaxPerSecond(int logDenialsMaxPerSecond) {
+    if (logDenialsMaxPerSecond < 1 || logDenialsMaxPerSecond > DenialLog.MAX_PER_SECOND) {
+      throw new IllegalArgumentException("ratelimit.log-denials-max-per-second must be from 1 to "
+          + DenialLog.MAX_PER_SECOND + ", was " + logDenialsMaxPerSecond);
+    }
+    this.logDenialsMaxPerSecond = logDenialsMaxPerSecond;
   }
 
   public Memory getMemory() {

@@ -23,13 +23,22 @@ record RateLimitedMethod(Method method, String[] parameterNames, List<Limit> lim
   /**
    * One annotation: a policy and how to compute its key and cost.
    *
-   * @param policy the policy
+   * @param policy the policy: an inline one, or a configured one as it was at start-up
+   * @param configured the name of a configured policy ({@code ratelimit.policies.*}), looked up at
+   *     every call so that updates apply; null for an inline policy, which stays fixed
    * @param key the key expression, or null for one bucket for the whole method
    * @param keySource the key expression's text, for messages
    * @param cost the cost expression
    * @param costSource the cost expression's text, for messages
    */
-  record Limit(Policy policy, Expression key, String keySource, Expression cost, String costSource) {}
+  record Limit(Policy policy, String configured, Expression key, String keySource, Expression cost,
+      String costSource) {
+
+    /** The policy to check now: the configured policy's current numbers, or the inline one. */
+    Policy current(PolicyRegistry policies) {
+      return configured == null ? policy : policies.find(configured).orElse(policy);
+    }
+  }
 
   /** {@code ClassName.method}, as messages name the method. */
   String describe() {

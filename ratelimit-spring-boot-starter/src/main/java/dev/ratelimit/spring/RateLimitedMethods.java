@@ -37,6 +37,11 @@ final class RateLimitedMethods {
     this.policies = policies;
   }
 
+  /** The registry configured policies are resolved in, at start-up and at every call. */
+  PolicyRegistry policies() {
+    return policies;
+  }
+
   /** Parses every rate-limited method of {@code type}; throws naming the first bad one. */
   void inspect(Class<?> type) {
     ReflectionUtils.doWithMethods(type, this::find,
@@ -77,7 +82,8 @@ final class RateLimitedMethods {
       }
       Expression key = a.key().isBlank() ? null : parse(a.key(), "key", where);
       Expression cost = parse(a.cost(), "cost", where);
-      limits.add(new RateLimitedMethod.Limit(policy, key, a.key(), cost, a.cost()));
+      String configured = a.policy().isEmpty() ? null : a.policy();
+      limits.add(new RateLimitedMethod.Limit(policy, configured, key, a.key(), cost, a.cost()));
       wait &= a.mode() == RateLimited.Mode.WAIT;
       Duration w = window(a.maxWait(), "maxWait", where);
       maxWait = maxWait == null || w.compareTo(maxWait) < 0 ? w : maxWait;

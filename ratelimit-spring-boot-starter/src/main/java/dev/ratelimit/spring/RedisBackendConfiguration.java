@@ -27,17 +27,38 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 @ConditionalOnClass({RedissonClient.class, RedisBackend.class})
 @Conditional(RedisBackendConfiguration.RedisSelected.class)
 class RedisBackendConfiguration {
+  private static final dev.ratelimit.Policy WARM_UP = dev.ratelimit.Policy.parse("1/1s").withName("warm-up");
 
   @Bean
   @ConditionalOnMissingBean(Backend.class)
   Backend redisRateLimitBackend(RateLimitProperties properties, ObjectProvider<RedissonClient> clients,
       OwnRedissonClient own) {
     RedissonClient client = clients.getIfUnique(own::client);
-    return RedisBackend.builder(client)
+    RedisBackend backend = RedisBackend.builder(client)
         .keyPrefix(properties.getRedis().getKeyPrefix())
         .timeout(properties.getRedis().getTimeout())
         .loadScriptsEagerly(false) // the application starts while Redis is down; scripts load on first use
         .build();
+    warmUp(backend);
+    return backend;
+  }
+
+  /**
+   * Connects and loads the scripts in the background, so that the first real check does not pay
+   * for a lazy connection (and lose to the limiter's timeout). An inspection writes nothing; a
+   * failure here changes nothing.
+   */
+  private static void warmUp(RedisBackend backend) {
+    Thread warmUp = new Thread(() -> {
+      try {
+        long now = System.currentTimeMillis() * 1_000L;
+        backend.inspect("ratelimit:warm-up", WARM_UP, now);
+      } catch (RuntimeException e) {
+        // Redis is down or slow: the failure mode will decide until it is back
+      }
+    }, "ratelimit-redis-warm-up");
+    warmUp.setDaemon(true);
+    warmUp.start();
   }
 
   @Bean

@@ -126,8 +126,39 @@ class RateLimitAutoConfigurationTest {
       assertThat(in).isNotNull();
       String json = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
       assertThat(json).contains("\"ratelimit.backend\"", "\"ratelimit.redis.timeout\"", "\"ratelimit.filter.rules\"",
-          "How long one check may wait for Redis");
+          "How long one check may wait for Redis", "\"ratelimit.log-denials\"", "\"ratelimit.log-denials-include-key\"",
+          "\"ratelimit.log-denials-max-per-second\"", "The most denial log lines per second");
     }
+  }
+
+  @Test
+  void limiterSettingsComeFromProperties() {
+    runner.withPropertyValues("ratelimit.shadow=true").run(context -> {
+      RateLimiter limiter = context.getBean(RateLimiter.class);
+      Policy p = Policy.parse("1/1m");
+      assertThat(limiter.check("k", p).allowed()).isTrue();
+      assertThat(limiter.check("k", p).allowed()).as("shadow mode never blocks").isTrue();
+    });
+    runner.withPropertyValues("ratelimit.shadow-policies=dark").run(context -> {
+      RateLimiter limiter = context.getBean(RateLimiter.class);
+      Policy dark = Policy.parse("1/1m").withName("dark");
+      Policy lit = Policy.parse("1/1m").withName("lit");
+      limiter.check("k", dark);
+      limiter.check("k", lit);
+      assertThat(limiter.check("k", dark).allowed()).isTrue();
+      assertThat(limiter.check("k", lit).allowed()).isFalse();
+    });
+    runner.withPropertyValues("ratelimit.near-cache=true").run(context -> {
+      RateLimiter limiter = context.getBean(RateLimiter.class);
+      Policy p = Policy.parse("1/1m");
+      limiter.check("k", p);
+      limiter.check("k", p);
+      assertThat(limiter.nearCacheSize()).as("the in-memory backend sends no state to cache").isZero();
+    });
+    runner.withPropertyValues("ratelimit.timeout=0s").run(context -> assertThat(context).hasFailed()
+        .getFailure().hasStackTraceContaining("invalid ratelimit.* limiter setting").hasStackTraceContaining("timeout"));
+    runner.withPropertyValues("ratelimit.local-fallback-share=1.5").run(context -> assertThat(context).hasFailed()
+        .getFailure().hasStackTraceContaining("1.5"));
   }
 
   @Test
@@ -136,6 +167,7 @@ class RateLimitAutoConfigurationTest {
         "ratelimit.redis.key-prefix=" + "starter-" + System.nanoTime()).run(context -> {
           assertThat(context.getBean(Backend.class)).isInstanceOf(RedisBackend.class);
           RateLimiter limiter = context.getBean(RateLimiter.class);
+          RedisWarmUp.warmUp(limiter);
           Policy p = Policy.of(2, Duration.ofMinutes(1));
           assertThat(limiter.check("k", p, 2).allowed()).isTrue();
           assertThat(limiter.check("k", p).allowed()).isFalse();

@@ -2,6 +2,7 @@ package dev.ratelimit.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ratelimit.RateLimiter;
 import dev.ratelimit.tck.redis.RedisServer;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -63,6 +64,8 @@ class RealServerTest {
     String[] redis = {"ratelimit.backend=redis", "ratelimit.redis.url=" + RedisServer.shared().url(),
         "ratelimit.redis.key-prefix=" + prefix};
     try (ConfigurableApplicationContext a = start(redis); ConfigurableApplicationContext b = start(redis)) {
+      RedisWarmUp.warmUp(a.getBean(RateLimiter.class));
+      RedisWarmUp.warmUp(b.getBean(RateLimiter.class));
       int allowed = 0;
       for (int i = 0; i < 10; i++) {
         HttpResponse<String> response = get(i % 2 == 0 ? a : b, "/open/" + i);

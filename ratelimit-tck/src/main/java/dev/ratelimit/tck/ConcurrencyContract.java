@@ -68,8 +68,9 @@ public abstract class ConcurrencyContract {
     ManualClock clock = ManualClock.at(Instant.ofEpochSecond(1_700_000_000L));
     int instances = instances();
     List<RateLimiter> limiters = new ArrayList<>();
+    List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
     for (int i = 0; i < instances; i++) {
-      limiters.add(RateLimiter.builder().clock(clock).backend(newBackend(i)).build());
+      limiters.add(RateLimiterContract.correctnessLimiter(clock, newBackend(i), errors));
     }
     ExecutorService pool = Executors.newFixedThreadPool(THREADS * instances);
     try {
@@ -101,6 +102,7 @@ public abstract class ConcurrencyContract {
         f.get(2, TimeUnit.MINUTES);
       }
       assertThat(denied.get()).as("the run must go past the limit").isPositive();
+      assertThat(errors).as("backend errors: a failure mode must not stand in for an answer").isEmpty();
       return admitted.get();
     } finally {
       pool.shutdownNow();

@@ -8,6 +8,7 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.ManualClock;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.spi.Backend;
 import java.time.Duration;
@@ -40,6 +41,7 @@ public abstract class RateLimiterContract {
   /** Where every test's clock starts: aligned to 10 s windows (and 20 s into a minute). */
   protected static final Instant START = Instant.ofEpochSecond(1_700_000_000L);
 
+  private final List<Throwable> backendErrors = new java.util.concurrent.CopyOnWriteArrayList<>();
   protected ManualClock clock;
   protected RateLimiter limiter;
   private String keyPrefix;
@@ -50,7 +52,8 @@ public abstract class RateLimiterContract {
   @BeforeEach
   void setUpLimiter(TestInfo info) {
     clock = ManualClock.at(START);
-    limiter = RateLimiter.builder().clock(clock).backend(newBackend()).build();
+    backendErrors.clear();
+    limiter = correctnessLimiter(clock, newBackend(), backendErrors);
     keyPrefix = "tck:" + info.getTestMethod().map(m -> m.getName()).orElse("test") + ":"
         + UUID.randomUUID() + ":";
   }
@@ -58,6 +61,24 @@ public abstract class RateLimiterContract {
   @AfterEach
   void closeLimiter() {
     limiter.close();
+    assertThat(backendErrors).as("backend errors: the contract is about answers, not failure modes").isEmpty();
+  }
+
+  /**
+   * A limiter for correctness tests: a long timeout, no circuit breaker, and every backend error
+   * recorded in {@code errors} (a test fails on any), so a failure mode never stands in for an answer.
+   */
+  static RateLimiter correctnessLimiter(ManualClock clock, Backend backend, List<Throwable> errors) {
+    return RateLimiter.builder().clock(clock).backend(backend)
+        .timeout(Duration.ofSeconds(30))
+        .circuitBreaker(0, Duration.ofSeconds(1))
+        .listener(new RateLimitListener() {
+          @Override
+          public void onBackendError(Throwable error) {
+            errors.add(error);
+          }
+        })
+        .build();
   }
 
   /** A key unique to this test. */

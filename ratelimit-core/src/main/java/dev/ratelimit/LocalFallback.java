@@ -1,0 +1,113 @@
+package dev.ratelimit;
+
+import dev.ratelimit.memory.InMemoryBackend;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * {@link FailureMode#LOCAL_FALLBACK}: an in-memory backend, created on the first failure, that
+ * decides while the backend cannot, with each policy's limit and burst scaled to this instance's
+ * share (rounded up, at least 1). Its state is kept across outages (it expires as any in-memory
+ * state does), so a second outage shortly after the first continues from what this instance saw.
+ *
+ * <p>Decisions carry the caller's policy, not the scaled one: {@code remaining} is what is left of
+ * the local share. A cost above a policy's scaled capacity is denied with {@code retryAfter} =
+ * the FAIL_CLOSED retry, since the local share can never admit it.
+ */
+final class LocalFallback implements AutoCloseable {
+  private final double share;
+  private final Duration tooCostlyRetryAfter;
+  private volatile InMemoryBackend backend;
+
+  LocalFallback(double share, Duration tooCostlyRetryAfter) {
+    this.share = share;
+    this.tooCostlyRetryAfter = tooCostlyRetryAfter;
+  }
+
+  Decision check(String key, Policy policy, long cost, long nowMicros) {
+    Policy scaled = scale(policy);
+    if (cost > scaled.capacity()) {
+      return tooCostly(key, policy, scaled, nowMicros);
+    }
+    return as(policy, backend().check(key, scaled, cost, nowMicros));
+  }
+
+  MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
+    List<Policy> scaled = new ArrayList<>(policies.size());
+    boolean tooCostly = false;
+    for (Policy p : policies) {
+      Policy s = scale(p);
+      scaled.add(s);
+      tooCostly |= cost > s.capacity();
+    }
+    List<Decision> decisions = new ArrayList<>(policies.size());
+    if (tooCostly) { // denied without consuming; the others carry their state now, as inspect does
+      for (int i = 0; i < policies.size(); i++) {
+        Policy p = policies.get(i);
+        Policy s = scaled.get(i);
+        decisions.add(cost > s.capacity() ? tooCostly(key, p, s, nowMicros)
+            : as(p, backend().inspect(key, s, nowMicros)));
+      }
+      return new MultiDecision(false, decisions);
+    }
+    MultiDecision m = backend().checkAll(key, scaled, cost, nowMicros);
+    for (int i = 0; i < policies.size(); i++) {
+      decisions.add(as(policies.get(i), m.decisions().get(i)));
+    }
+    return new MultiDecision(m.allowed(), decisions);
+  }
+
+  /** Forgets the local state of {@code key} under {@code policy}, if there is any. */
+  void reset(String key, Policy policy, long nowMicros) {
+    InMemoryBackend b = backend;
+    if (b != null) {
+      b.reset(key, policy, nowMicros);
+    }
+  }
+
+  /** {@code policy} with limit and burst times the share, rounded up, at least 1; same name. */
+  Policy scale(Policy policy) {
+    if (share >= 1.0) {
+      return policy;
+    }
+    return new Policy(scale(policy.limit()), policy.window(), policy.algorithm(), scale(policy.burst()),
+        policy.name());
+  }
+
+  private long scale(long n) {
+    return Math.min(n, Math.max(1, (long) Math.ceil(n * share)));
+  }
+
+  private Decision tooCostly(String key, Policy policy, Policy scaled, long nowMicros) {
+    Decision now = backend().inspect(key, scaled, nowMicros);
+    return new Decision(policy, false, now.remaining(), tooCostlyRetryAfter, now.resetAfter(), Duration.ZERO);
+  }
+
+  private static Decision as(Policy policy, Decision d) {
+    return d.policy() == policy ? d
+        : new Decision(policy, d.allowed(), d.remaining(), d.retryAfter(), d.resetAfter(), d.delay());
+  }
+
+  private InMemoryBackend backend() {
+    InMemoryBackend b = backend;
+    if (b == null) {
+      synchronized (this) {
+        b = backend;
+        if (b == null) {
+          b = InMemoryBackend.create();
+          backend = b;
+        }
+      }
+    }
+    return b;
+  }
+
+  @Override
+  public void close() {
+    InMemoryBackend b = backend;
+    if (b != null) {
+      b.close();
+    }
+  }
+}

@@ -1,0 +1,157 @@
+package dev.ratelimit;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import dev.ratelimit.memory.StateSnapshots;
+import dev.ratelimit.spi.Evaluation;
+import dev.ratelimit.spi.MultiEvaluation;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Answers hot denied keys locally, exactly (ARCHITECTURE §6). A denial at {@code t} with
+ * retryAfter {@code r} for cost {@code c} stays a denial for any cost {@code >= c} until
+ * {@code t + r}: other instances can only consume more. The backend sends the state behind each
+ * denial; until {@code t + r} the same Java algorithm the in-memory backend runs evaluates that
+ * snapshot read-only, so {@code remaining} and {@code retryAfter} move with time and the cost
+ * asked, as the backend's own answer would.
+ *
+ * <p>Any allowed answer from the backend drops the key's entries (its state moved); a reset drops
+ * them too. Entries are bounded in number and live no longer than their denial (measured in real
+ * time, capped at an hour). A policy whose numbers changed never matches an entry of the old ones.
+ */
+final class NearCache {
+  private static final long MAX_LIFETIME_NANOS = Duration.ofHours(1).toNanos();
+
+  private final Cache<Id, Entry> entries;
+
+  NearCache(long maximumEntries) {
+    this.entries = Caffeine.newBuilder()
+        .maximumSize(maximumEntries)
+        .expireAfter(new UntilTheDenialEnds())
+        .executor(Runnable::run)
+        .build();
+  }
+
+  /** The local answer to a check, or null when the backend must answer. */
+  Decision answer(String key, Policy policy, long cost, long now) {
+    Entry entry = entries.getIfPresent(new Id(key, policy.name(), policy.algorithm()));
+    if (entry == null) {
+      return null;
+    }
+    long t = now + entry.offset;
+    if (!entry.denies(policy, cost, t)) {
+      return null;
+    }
+    Decision decision = StateSnapshots.evaluate(policy, entry.state, t, cost);
+    return decision.allowed() ? null : decision;
+  }
+
+  /** The local answer to a multi-policy check, or null when the backend must answer. */
+  MultiDecision answerAll(String key, List<Policy> policies, long cost, long now) {
+    Entry[] found = new Entry[policies.size()];
+    boolean denier = false;
+    for (int i = 0; i < found.length; i++) {
+      Policy policy = policies.get(i);
+      found[i] = entries.getIfPresent(new Id(key, policy.name(), policy.algorithm()));
+      if (found[i] == null || !found[i].policy.equals(policy) || now + found[i].offset < found[i].takenAt) {
+        return null;
+      }
+      denier |= found[i].denies(policy, cost, now + found[i].offset);
+    }
+    if (!denier) {
+      return null;
+    }
+    List<Decision> decisions = new ArrayList<>(found.length);
+    boolean anyDenied = false;
+    for (int i = 0; i < found.length; i++) {
+      Decision d = StateSnapshots.evaluate(policies.get(i), found[i].state, now + found[i].offset, cost);
+      anyDenied |= !d.allowed();
+      decisions.add(d);
+    }
+    return anyDenied ? new MultiDecision(false, decisions) : null;
+  }
+
+  /** Learns from the backend's answer to a check. */
+  void remember(String key, Policy policy, long cost, long now, Evaluation evaluation) {
+    Id id = new Id(key, policy.name(), policy.algorithm());
+    Decision decision = evaluation.decision();
+    if (decision.allowed() || evaluation.state() == null) {
+      entries.invalidate(id);
+    } else {
+      long t = evaluation.nowMicros();
+      entries.put(id, new Entry(policy, evaluation.state(), t, t + micros(decision.retryAfter()), cost, t - now));
+    }
+  }
+
+  /** Learns from the backend's answer to a multi-policy check. */
+  void rememberAll(String key, List<Policy> policies, long cost, long now, MultiEvaluation evaluation) {
+    List<Decision> decisions = evaluation.decision().decisions();
+    for (int i = 0; i < policies.size(); i++) {
+      Policy policy = policies.get(i);
+      Id id = new Id(key, policy.name(), policy.algorithm());
+      long[] state = evaluation.states() == null ? null : evaluation.states().get(i);
+      if (evaluation.decision().allowed() || state == null) {
+        entries.invalidate(id);
+      } else {
+        Decision d = decisions.get(i);
+        long t = evaluation.nowMicros();
+        long deniedUntil = d.allowed() ? Long.MIN_VALUE : t + micros(d.retryAfter());
+        entries.put(id, new Entry(policy, state, t, deniedUntil, cost, t - now));
+      }
+    }
+  }
+
+  /** Forgets {@code key} under {@code policy}. */
+  void forget(String key, Policy policy) {
+    entries.invalidate(new Id(key, policy.name(), policy.algorithm()));
+  }
+
+  /** The number of entries held (approximate). */
+  long size() {
+    return entries.estimatedSize();
+  }
+
+  private static long micros(Duration d) {
+    return d.getSeconds() * 1_000_000L + d.getNano() / 1_000;
+  }
+
+  private record Id(String key, String policyName, Algorithm algorithm) {}
+
+  /**
+   * A snapshot taken at {@code takenAt}; it denies cost {@code >= deniedCost} until
+   * {@code deniedUntil} (Long.MIN_VALUE when its policy did not deny: then it only completes a
+   * multi-policy answer). Times are the backend's ({@code offset} from the limiter's clock, zero
+   * unless the backend decides on its own clock).
+   */
+  private record Entry(Policy policy, long[] state, long takenAt, long deniedUntil, long deniedCost,
+      long offset) {
+    boolean denies(Policy asked, long cost, long now) {
+      return policy.equals(asked) && now >= takenAt && now < deniedUntil && cost >= deniedCost;
+    }
+  }
+
+  /** In real time, an entry lives as long as its denial (an hour at most, 1 ms at least). */
+  private static final class UntilTheDenialEnds implements Expiry<Id, Entry> {
+    @Override
+    public long expireAfterCreate(Id id, Entry entry, long currentTime) {
+      if (entry.deniedUntil == Long.MIN_VALUE) {
+        return Duration.ofSeconds(1).toNanos();
+      }
+      long micros = entry.deniedUntil - entry.takenAt;
+      return Math.max(1_000_000L, Math.min(MAX_LIFETIME_NANOS, micros * 1_000L));
+    }
+
+    @Override
+    public long expireAfterUpdate(Id id, Entry entry, long currentTime, long currentDuration) {
+      return expireAfterCreate(id, entry, currentTime);
+    }
+
+    @Override
+    public long expireAfterRead(Id id, Entry entry, long currentTime, long currentDuration) {
+      return currentDuration;
+    }
+  }
+}

@@ -1,0 +1,43 @@
+package dev.ratelimit.spring;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Micrometer metrics of the auto-configured limiter, when Micrometer is on the class path and the
+ * application has a {@link MeterRegistry}: a {@link RateLimitMetrics} listener, which
+ * {@link RateLimitAutoConfiguration} hands to the limiter with every other
+ * {@link dev.ratelimit.RateLimitListener} bean.
+ */
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+    "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+    "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration"})
+@ConditionalOnClass(MeterRegistry.class)
+@ConditionalOnBean(MeterRegistry.class)
+@ConditionalOnProperty(prefix = "ratelimit", name = "enabled", havingValue = "true", matchIfMissing = true)
+public class RateLimitMetricsAutoConfiguration {
+
+  /** The meters, in the application's (primary) registry. */
+  @Bean
+  @ConditionalOnMissingBean
+  public RateLimitMetrics rateLimitMetrics(MeterRegistry registry) {
+    return new RateLimitMetrics(registry);
+  }
+
+  /** The gauge {@code ratelimit.nearcache.size}: hot denied keys answered locally. */
+  @Bean
+  @ConditionalOnMissingBean(name = "rateLimitNearCacheGauge")
+  public io.micrometer.core.instrument.binder.MeterBinder rateLimitNearCacheGauge(
+      org.springframework.beans.factory.ObjectProvider<dev.ratelimit.RateLimiter> limiter) {
+    return registry -> io.micrometer.core.instrument.Gauge.builder("ratelimit.nearcache.size", () -> {
+      dev.ratelimit.RateLimiter l = limiter.getIfAvailable();
+      return l == null ? 0 : l.nearCacheSize();
+    }).description("(key, policy) pairs whose denial the near-cache answers locally").register(registry);
+  }
+}
