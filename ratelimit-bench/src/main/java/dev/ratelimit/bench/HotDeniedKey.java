@@ -12,7 +12,8 @@ import org.redisson.api.RedissonClient;
 /**
  * One key hammered far past its limit (an attack), on a Redis server this main starts: checks/s of
  * a sync {@code check} with the near-cache and without it, alternating, in the same run; the
- * ratio per round and its median. Real clock; the policy is 10 per minute, so the key stays denied.
+ * ratio per round and its median. Real clock; the policy is 10 per minute, so nearly every check
+ * is denied (one passes every 6 s, as the policy allows).
  *
  * <pre>{@code java -cp ratelimit-bench/target/benchmarks.jar dev.ratelimit.bench.HotDeniedKey [--seconds 3] [--rounds 3]}</pre>
  */
@@ -61,7 +62,7 @@ public final class HotDeniedKey {
     }
   }
 
-  /** Checks/s of one thread over {@code seconds}; fails if a check is ever allowed or degraded. */
+  /** Checks/s of one thread over {@code seconds}; fails if a check is ever degraded (a failure mode's). */
   private static double run(RateLimiter limiter, Policy policy, int seconds) {
     long end = System.nanoTime() + seconds * 1_000_000_000L;
     long started = System.nanoTime();
@@ -69,8 +70,8 @@ public final class HotDeniedKey {
     while (System.nanoTime() < end) {
       for (int i = 0; i < 100; i++) {
         var d = limiter.check("attacker", policy);
-        if (d.allowed() || d.isDegraded()) {
-          throw new IllegalStateException("the hot key must stay denied by Redis's state: " + d);
+        if (d.isDegraded()) {
+          throw new IllegalStateException("a check was decided by the failure mode: " + d);
         }
       }
       checks += 100;

@@ -61,4 +61,46 @@ class RedisClusterTest {
       assertThat(used).as("the keys covered every master").hasSize(cluster.nodes().size());
     }
   }
+
+  /** A master restarted (by its PID) comes back empty; its keys' next checks succeed, others keep state. */
+  @Test
+  void aRestartedMasterServesItsSlotsAgain() throws Exception {
+    try (RedisCluster own = RedisCluster.start(3)) {
+      RedissonClient ownClient = Clients.cluster(own.urls());
+      Policy p = Policy.of(3, Duration.ofMinutes(1));
+      try (RateLimiter limiter = RateLimiter.builder().clock(ManualClock.at(Instant.ofEpochSecond(1_700_000_000L)))
+          .backend(RedisBackend.builder(ownClient).keyPrefix(prefix).timeout(Duration.ofSeconds(2)).build())
+          .failureMode(dev.ratelimit.FailureMode.FAIL_CLOSED).build()) {
+        RedisServer restarted = own.nodes().get(0);
+        String onRestarted = null;
+        String elsewhere = null;
+        for (int i = 0; onRestarted == null || elsewhere == null; i++) {
+          String key = "user-" + i;
+          boolean there = own.nodeFor(prefix + ":{" + RedisKeys.part(key) + "}").equals(restarted);
+          if (there && onRestarted == null) {
+            onRestarted = key;
+          } else if (!there && elsewhere == null) {
+            elsewhere = key;
+          }
+        }
+        assertThat(limiter.check(onRestarted, p, 2).remaining()).isEqualTo(1);
+        assertThat(limiter.check(elsewhere, p, 2).remaining()).isEqualTo(1);
+        restarted.restart();
+        Decision next = null;
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < deadline) {
+          next = limiter.check(onRestarted, p, 1);
+          if (!next.isDegraded()) {
+            break;
+          }
+          Thread.sleep(100);
+        }
+        assertThat(next.isDegraded()).as("the restarted master answers again").isFalse();
+        assertThat(next.remaining()).as("its dataset is gone: a fresh state").isEqualTo(2);
+        assertThat(limiter.check(elsewhere, p, 1).remaining()).as("other masters kept theirs").isZero();
+      } finally {
+        ownClient.shutdown();
+      }
+    }
+  }
 }

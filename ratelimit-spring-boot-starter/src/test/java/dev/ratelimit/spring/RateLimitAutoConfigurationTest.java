@@ -175,6 +175,19 @@ class RateLimitAutoConfigurationTest {
   }
 
   @Test
+  void autoUsesBootsSpringDataRedisSettings() {
+    RedisServer redis = RedisServer.shared();
+    runner.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+        "ratelimit.redis.key-prefix=" + "starter-" + System.nanoTime(), "ratelimit.timeout=5s").run(context -> {
+          assertThat(context.getBean(Backend.class)).isInstanceOf(RedisBackend.class);
+          RateLimiter limiter = context.getBean(RateLimiter.class);
+          Policy p = Policy.parse("1/1m");
+          assertThat(limiter.check("k", p).isDegraded()).isFalse();
+          assertThat(limiter.check("k", p).allowed()).isFalse();
+        });
+  }
+
+  @Test
   void autoUsesTheApplicationsRedissonClient() {
     runner.withUserConfiguration(OwnRedisson.class)
         .withPropertyValues("ratelimit.redis.key-prefix=" + "starter-" + System.nanoTime()).run(context -> {
