@@ -2,6 +2,7 @@ package dev.ratelimit;
 
 import dev.ratelimit.RateLimitListener.Outcome;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Evaluation;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
@@ -154,7 +155,13 @@ final class DefaultRateLimiter implements RateLimiter {
     Decision d = null;
     Throwable error = null;
     try {
-      d = backend.check(key, policy, cost, now);
+      if (nearCache == null) {
+        d = backend.check(key, policy, cost, now);
+      } else {
+        Evaluation e = backend.evaluate(key, policy, cost, now);
+        nearCache.remember(key, policy, cost, now, e);
+        d = e.decision();
+      }
     } catch (RuntimeException e) {
       error = e;
     }
@@ -362,12 +369,15 @@ final class DefaultRateLimiter implements RateLimiter {
     validate(key, policy, 1);
     long now = nowMicros();
     if (nearCache != null) {
-      nearCache.forget(key, policy);
+      nearCache.forget(key, policy, now);
     }
     if (fallback != null) {
       fallback.reset(key, policy, now);
     }
     backend.reset(key, policy, now);
+    if (nearCache != null) {
+      nearCache.forget(key, policy, now); // again: a denial in flight during the reset is older
+    }
   }
 
   @Override

@@ -18,8 +18,10 @@ import java.util.List;
  * snapshot read-only, so {@code remaining} and {@code retryAfter} move with time and the cost
  * asked, as the backend's own answer would.
  *
- * <p>Any allowed answer from the backend drops the key's entries (its state moved); a reset drops
- * them too. Entries are bounded in number and live no longer than their denial (measured in real
+ * <p>Any allowed answer from the backend replaces the key's entry with a marker of when it came
+ * (its state moved), and a reset does too; an answer older than the entry it would replace is
+ * ignored, so a denial that was in flight during a newer allowed answer or a reset never comes
+ * back. Entries are bounded in number and live no longer than their denial (measured in real
  * time, capped at an hour). A policy whose numbers changed never matches an entry of the old ones.
  */
 final class NearCache {
@@ -38,7 +40,7 @@ final class NearCache {
   /** The local answer to a check, or null when the backend must answer. */
   Decision answer(String key, Policy policy, long cost, long now) {
     Entry entry = entries.getIfPresent(new Id(key, policy.name(), policy.algorithm()));
-    if (entry == null) {
+    if (entry == null || entry.state == null) {
       return null;
     }
     long t = now + entry.offset;
@@ -56,7 +58,8 @@ final class NearCache {
     for (int i = 0; i < found.length; i++) {
       Policy policy = policies.get(i);
       found[i] = entries.getIfPresent(new Id(key, policy.name(), policy.algorithm()));
-      if (found[i] == null || !found[i].policy.equals(policy) || now + found[i].offset < found[i].takenAt) {
+      if (found[i] == null || found[i].state == null || !found[i].policy.equals(policy)
+          || now + found[i].offset < found[i].takenAt) {
         return null;
       }
       denier |= found[i].denies(policy, cost, now + found[i].offset);
@@ -78,11 +81,11 @@ final class NearCache {
   void remember(String key, Policy policy, long cost, long now, Evaluation evaluation) {
     Id id = new Id(key, policy.name(), policy.algorithm());
     Decision decision = evaluation.decision();
+    long t = evaluation.nowMicros();
     if (decision.allowed() || evaluation.state() == null) {
-      entries.invalidate(id);
+      store(id, Entry.cleared(policy, t, t - now));
     } else {
-      long t = evaluation.nowMicros();
-      entries.put(id, new Entry(policy, evaluation.state(), t, t + micros(decision.retryAfter()), cost, t - now));
+      store(id, new Entry(policy, evaluation.state(), t, t + micros(decision.retryAfter()), cost, t - now));
     }
   }
 
@@ -93,20 +96,28 @@ final class NearCache {
       Policy policy = policies.get(i);
       Id id = new Id(key, policy.name(), policy.algorithm());
       long[] state = evaluation.states() == null ? null : evaluation.states().get(i);
+      long t = evaluation.nowMicros();
       if (evaluation.decision().allowed() || state == null) {
-        entries.invalidate(id);
+        store(id, Entry.cleared(policy, t, t - now));
       } else {
         Decision d = decisions.get(i);
-        long t = evaluation.nowMicros();
         long deniedUntil = d.allowed() ? Long.MIN_VALUE : t + micros(d.retryAfter());
-        entries.put(id, new Entry(policy, state, t, deniedUntil, cost, t - now));
+        store(id, new Entry(policy, state, t, deniedUntil, cost, t - now));
       }
     }
   }
 
-  /** Forgets {@code key} under {@code policy}. */
-  void forget(String key, Policy policy) {
-    entries.invalidate(new Id(key, policy.name(), policy.algorithm()));
+  /** Forgets {@code key} under {@code policy} as of {@code now} (a reset). */
+  void forget(String key, Policy policy, long now) {
+    Id id = new Id(key, policy.name(), policy.algorithm());
+    Entry current = entries.getIfPresent(id);
+    long offset = current == null ? 0 : current.offset;
+    store(id, Entry.cleared(policy, now + offset, offset));
+  }
+
+  /** Puts {@code entry} unless the entry there now was made at a later time: answers can race. */
+  private void store(Id id, Entry entry) {
+    entries.asMap().merge(id, entry, (old, fresh) -> fresh.takenAt >= old.takenAt ? fresh : old);
   }
 
   /** The number of entries held (approximate). */
@@ -128,8 +139,13 @@ final class NearCache {
    */
   private record Entry(Policy policy, long[] state, long takenAt, long deniedUntil, long deniedCost,
       long offset) {
+    /** A marker that the state moved at {@code takenAt}: no answer, and no older entry may replace it. */
+    static Entry cleared(Policy policy, long takenAt, long offset) {
+      return new Entry(policy, null, takenAt, Long.MIN_VALUE, Long.MAX_VALUE, offset);
+    }
+
     boolean denies(Policy asked, long cost, long now) {
-      return policy.equals(asked) && now >= takenAt && now < deniedUntil && cost >= deniedCost;
+      return state != null && policy.equals(asked) && now >= takenAt && now < deniedUntil && cost >= deniedCost;
     }
   }
 

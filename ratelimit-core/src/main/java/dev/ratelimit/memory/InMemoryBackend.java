@@ -208,6 +208,9 @@ public final class InMemoryBackend implements Backend {
       if (state.expiresAt == Long.MIN_VALUE) {
         return 0;
       }
+      if (state.expiresAt >= Long.MAX_VALUE / 1_000L) {
+        return Long.MAX_VALUE; // beyond the year 2262: Caffeine caps it
+      }
       long nanos = state.expiresAt * 1_000L - currentTime;
       return Math.max(0, nanos);
     }

@@ -153,7 +153,14 @@ class RateLimitAutoConfigurationTest {
       Policy p = Policy.parse("1/1m");
       limiter.check("k", p);
       limiter.check("k", p);
-      assertThat(limiter.nearCacheSize()).as("the in-memory backend sends no state to cache").isZero();
+      assertThat(limiter.nearCacheSize()).as("forced on, the near-cache tracks the key").isEqualTo(1);
+    });
+    runner.run(context -> {
+      RateLimiter limiter = context.getBean(RateLimiter.class);
+      Policy p = Policy.parse("1/1m");
+      limiter.check("k", p);
+      limiter.check("k", p);
+      assertThat(limiter.nearCacheSize()).as("off by default for the in-memory backend").isZero();
     });
     runner.withPropertyValues("ratelimit.timeout=0s").run(context -> assertThat(context).hasFailed()
         .getFailure().hasStackTraceContaining("invalid ratelimit.* limiter setting").hasStackTraceContaining("timeout"));
