@@ -129,11 +129,9 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   private Decision checkValid(String key, Policy policy, long cost, long now) {
-    if (nearCache != null) {
-      Decision local = nearCache.answer(key, policy, cost, now);
-      if (local != null) {
-        return decided(policy, local, Source.NEAR_CACHE);
-      }
+    Decision local = localAnswer(key, policy, cost, now);
+    if (local != null) {
+      return local;
     }
     Decision d;
     if (asyncCheck) {
@@ -146,6 +144,12 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   /** {@link #call} for a backend without its own checkAsync, with no future and no lambda. */
+  /** The near-cache's answer, shadow mode applied and reported; null when the backend must answer. */
+  private Decision localAnswer(String key, Policy policy, long cost, long now) {
+    Decision local = nearCache == null ? null : nearCache.answer(key, policy, cost, now);
+    return local == null ? null : decided(policy, local, Source.NEAR_CACHE);
+  }
+
   private Decision checkDirectly(String key, Policy policy, long cost, long now) {
     long permit = breaker.tryAcquire();
     if (permit == CircuitBreaker.REFUSED) {
@@ -175,11 +179,9 @@ final class DefaultRateLimiter implements RateLimiter {
     if (!asyncCheck) {
       return CompletableFuture.completedFuture(checkValid(key, policy, cost, now));
     }
-    if (nearCache != null) {
-      Decision local = nearCache.answer(key, policy, cost, now);
-      if (local != null) {
-        return CompletableFuture.completedFuture(decided(policy, local, Source.NEAR_CACHE));
-      }
+    Decision local = localAnswer(key, policy, cost, now);
+    if (local != null) {
+      return CompletableFuture.completedFuture(local);
     }
     long permit = breaker.tryAcquire();
     if (permit == CircuitBreaker.REFUSED) {
@@ -368,15 +370,12 @@ final class DefaultRateLimiter implements RateLimiter {
   public void reset(String key, Policy policy) {
     validate(key, policy, 1);
     long now = nowMicros();
-    if (nearCache != null) {
-      nearCache.forget(key, policy, now);
-    }
     if (fallback != null) {
       fallback.reset(key, policy, now);
     }
     backend.reset(key, policy, now);
     if (nearCache != null) {
-      nearCache.forget(key, policy, now); // again: a denial in flight during the reset is older
+      nearCache.forget(key, policy, now); // after: a denial still in flight is older and stays out
     }
   }
 

@@ -2,9 +2,6 @@ package dev.ratelimit.bench;
 
 import dev.ratelimit.spi.Backend;
 import dev.ratelimit.redis.RedisBackend;
-import java.io.File;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -16,7 +13,7 @@ import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 
-/** Redis plumbing shared by the benchmark mains: clients, key prefixes, commandstats, tools on PATH. */
+/** Redis plumbing shared by the benchmark mains: clients, key prefixes, commandstats */
 public final class BenchRedis {
   private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -93,24 +90,6 @@ public final class BenchRedis {
       failed.put(name, n);
     }
     return failed;
-  }
-
-  /** {@code name} on {@code PATH} as an executable, or null. */
-  public static Path onPath(String name) {
-    String path = System.getenv("PATH");
-    if (path == null) {
-      return null;
-    }
-    for (String dir : path.split(File.pathSeparator)) {
-      if (dir.isEmpty()) {
-        continue;
-      }
-      Path candidate = Path.of(dir, name);
-      if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-        return candidate;
-      }
-    }
-    return null;
   }
 
   /** Closes a Redisson client quietly and quickly. */

@@ -18,7 +18,7 @@ final class RedisBenchmarkTool {
 
   /** redis-benchmark on PATH, or null. */
   static RedisBenchmarkTool find() {
-    Path p = BenchRedis.onPath("redis-benchmark");
+    Path p = dev.ratelimit.tck.redis.RedisServer.executableOnPath("redis-benchmark");
     return p == null ? null : new RedisBenchmarkTool(p);
   }
 

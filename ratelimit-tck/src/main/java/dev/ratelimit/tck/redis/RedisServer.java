@@ -229,6 +229,11 @@ public final class RedisServer implements AutoCloseable {
     }
   }
 
+  /** The first executable {@code name} (e.g. {@code redis-benchmark}) on {@code PATH}, or null. */
+  public static java.nio.file.Path executableOnPath(String name) {
+    return RedisBinary.onPath(name);
+  }
+
   /**
    * Stops the server if it runs, then starts it again on the same port with the same flags, and
    * waits until it answers {@code PING}. Its dataset is empty (there is no persistence); a cluster
