@@ -1,0 +1,66 @@
+package dev.ratelimit.service;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.ratelimit.Decision;
+import dev.ratelimit.MultiDecision;
+import dev.ratelimit.Policy;
+import java.time.Duration;
+import java.util.List;
+
+/** The JSON shapes of the API (see {@code openapi.yaml}); durations are seconds with µs precision. */
+final class Api {
+  private Api() {}
+
+  /** {@code POST /v1/check}: one policy; {@code cost} defaults to 1. */
+  record CheckRequest(String key, String policy, Long cost) {}
+
+  /** {@code POST /v1/check-all}: several policies, one atomic decision; {@code cost} defaults to 1. */
+  record CheckAllRequest(String key, List<String> policies, Long cost) {}
+
+  /** One decision. {@code degraded} when the backend could not answer and the failure mode decided. */
+  @JsonInclude(JsonInclude.Include.ALWAYS)
+  record DecisionBody(
+      String policy,
+      boolean allowed,
+      long limit,
+      Long remaining,
+      @JsonProperty("retry_after") double retryAfter,
+      @JsonProperty("reset_after") double resetAfter,
+      double delay,
+      boolean degraded) {
+
+    static DecisionBody of(Decision decision) {
+      return new DecisionBody(decision.policy().name(), decision.allowed(), decision.limit(),
+          decision.isDegraded() ? null : decision.remaining(),
+          seconds(decision.retryAfter()), seconds(decision.resetAfter()), seconds(decision.delay()),
+          decision.isDegraded());
+    }
+  }
+
+  /** The verdict of a multi-policy check, the most limiting policy's name, and every decision. */
+  record CheckAllBody(boolean allowed, String limiting, List<DecisionBody> decisions) {
+    static CheckAllBody of(MultiDecision multi) {
+      return new CheckAllBody(multi.allowed(), multi.limiting().policy().name(),
+          multi.decisions().stream().map(DecisionBody::of).toList());
+    }
+  }
+
+  /** A configured policy. */
+  record PolicyBody(
+      String name,
+      long limit,
+      String window,
+      @JsonProperty("window_seconds") double windowSeconds,
+      String algorithm,
+      long burst) {
+    static PolicyBody of(Policy policy) {
+      return new PolicyBody(policy.name(), policy.limit(), policy.window().toString(), seconds(policy.window()),
+          policy.algorithm().name(), policy.burst());
+    }
+  }
+
+  static double seconds(Duration duration) {
+    return duration.getSeconds() + duration.getNano() / 1_000_000_000.0;
+  }
+}

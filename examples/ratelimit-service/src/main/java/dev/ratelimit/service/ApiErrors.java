@@ -1,0 +1,96 @@
+package dev.ratelimit.service;
+
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.http.converter.HttpMessageNotReadableException;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.context.request.WebRequest;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.exc.MismatchedInputException;
+import tools.jackson.databind.exc.UnrecognizedPropertyException;
+
+/**
+ * Every error as an RFC 9457 {@code application/problem+json} body. Bad input is {@code 400}, with
+ * an {@code invalid-params} member naming the field ({@code key}, {@code policy}, {@code cost},
+ * {@code policies[1]}, {@code body}) and why; Spring MVC's own errors (404, 405, 415, …) keep
+ * their status. A backend failure in {@code inspect} or {@code reset} (which, unlike checks, have
+ * no failure mode) is {@code 503}. Nothing a client sends produces a 500.
+ */
+@RestControllerAdvice
+class ApiErrors extends ResponseEntityExceptionHandler {
+  private static final Logger log = LoggerFactory.getLogger(ApiErrors.class);
+
+  @ExceptionHandler(BadRequest.class)
+  ResponseEntity<ProblemDetail> badRequest(BadRequest e) {
+    return invalid(e.field(), e.getMessage());
+  }
+
+  @ExceptionHandler(IllegalArgumentException.class)
+  ResponseEntity<ProblemDetail> illegalArgument(IllegalArgumentException e) {
+    return invalid("body", e.getMessage());
+  }
+
+  @ExceptionHandler(RuntimeException.class)
+  ResponseEntity<ProblemDetail> unavailable(RuntimeException e) {
+    log.warn("rate-limit backend call failed: {}", e.toString());
+    ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE,
+        "the rate-limit backend did not answer: " + e.getClass().getSimpleName());
+    return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body(problem);
+  }
+
+  @Override
+  protected ResponseEntity<Object> handleHttpMessageNotReadable(HttpMessageNotReadableException e,
+      HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+    Throwable cause = e.getCause();
+    if (cause instanceof BodyTooLarge tooLarge) {
+      return body(invalid("body", tooLarge.getMessage()));
+    }
+    if (cause instanceof UnrecognizedPropertyException unknown) {
+      return body(invalid(unknown.getPropertyName(), "unknown field '" + unknown.getPropertyName()
+          + "'; known fields: " + unknown.getKnownPropertyIds()));
+    }
+    if (cause instanceof JacksonException json && !json.getPath().isEmpty()) {
+      String field = field(json.getPath());
+      return body(invalid(field, "field '" + field + "' has the wrong type: " + json.getOriginalMessage()));
+    }
+    if (cause instanceof MismatchedInputException) {
+      return body(invalid("body", "the body must be a JSON object, e.g. {\"key\": \"user:42\", \"policy\": \"per-user\"}"));
+    }
+    if (cause instanceof JacksonException json) {
+      return body(invalid("body", "malformed JSON: " + json.getOriginalMessage()));
+    }
+    return body(invalid("body", "a JSON object is required as the request body"));
+  }
+
+  private static ResponseEntity<Object> body(ResponseEntity<ProblemDetail> entity) {
+    return ResponseEntity.status(entity.getStatusCode()).body(entity.getBody());
+  }
+
+  static ResponseEntity<ProblemDetail> invalid(String field, String reason) {
+    ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, reason);
+    problem.setTitle("Invalid request");
+    problem.setProperty("invalid-params", List.of(Map.of("name", field, "reason", reason)));
+    return ResponseEntity.badRequest().body(problem);
+  }
+
+  private static String field(List<JacksonException.Reference> path) {
+    StringBuilder field = new StringBuilder();
+    for (JacksonException.Reference reference : path) {
+      if (reference.getPropertyName() != null) {
+        field.append(field.length() == 0 ? "" : ".").append(reference.getPropertyName());
+      } else if (reference.getIndex() >= 0) {
+        field.append('[').append(reference.getIndex()).append(']');
+      }
+    }
+    return field.length() == 0 ? "body" : field.toString();
+  }
+}

@@ -1,0 +1,144 @@
+package dev.ratelimit.service;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.MultiDecision;
+import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.servlet.HeaderOptions;
+import dev.ratelimit.servlet.RateLimitResponses;
+import dev.ratelimit.spring.PolicyRegistry;
+import jakarta.servlet.http.HttpServletResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.DeleteMapping;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * The decision API. A decision is always {@code 200}, allowed or not: the body's {@code allowed}
+ * is the answer, and the response carries the limit headers ({@code RateLimit},
+ * {@code RateLimit-Policy}; {@code Retry-After} when denied), so a caller can copy them onto its own
+ * response. Bad input is {@code 400} (see {@link ApiErrors}).
+ */
+@RestController
+@RequestMapping(path = "/v1", produces = "application/json")
+class DecisionController {
+  private final RateLimiter limiter;
+  private final PolicyRegistry policies;
+  private final HeaderOptions headers;
+
+  DecisionController(RateLimiter limiter, PolicyRegistry policies, HeaderOptions headers) {
+    this.limiter = limiter;
+    this.policies = policies;
+    this.headers = headers;
+  }
+
+  /** Checks (and, when allowed, consumes) {@code cost} units of {@code key} under one policy. */
+  @PostMapping(path = "/check", consumes = "application/json")
+  Api.DecisionBody check(@RequestBody Api.CheckRequest request, HttpServletResponse response) {
+    String key = requireKey(request.key());
+    Policy policy = policy(request.policy(), "policy");
+    long cost = cost(request.cost(), List.of(policy));
+    Decision decision = limiter.check(key, policy, cost);
+    writeHeaders(response, List.of(decision), decision.allowed() ? Duration.ZERO : decision.retryAfter());
+    return Api.DecisionBody.of(decision);
+  }
+
+  /** Checks several policies at once: all pass and all consume, or none consumes. */
+  @PostMapping(path = "/check-all", consumes = "application/json")
+  Api.CheckAllBody checkAll(@RequestBody Api.CheckAllRequest request, HttpServletResponse response) {
+    String key = requireKey(request.key());
+    if (request.policies() == null || request.policies().isEmpty()) {
+      throw new BadRequest("policies", "policies is required: a non-empty list of policy names, e.g. "
+          + "[\"per-user\", \"per-user-daily\"]; configured: " + policies.all().keySet());
+    }
+    Set<String> names = new LinkedHashSet<>();
+    List<Policy> checked = new ArrayList<>();
+    for (int i = 0; i < request.policies().size(); i++) {
+      String name = request.policies().get(i);
+      if (!names.add(name)) {
+        throw new BadRequest("policies[" + i + "]", "policy '" + name + "' is listed twice");
+      }
+      checked.add(policy(name, "policies[" + i + "]"));
+    }
+    long cost = cost(request.cost(), checked);
+    MultiDecision multi = limiter.checkAll(key, checked, cost);
+    writeHeaders(response, multi.decisions(), multi.allowed() ? Duration.ZERO : multi.limiting().retryAfter());
+    return Api.CheckAllBody.of(multi);
+  }
+
+  /** Every configured policy, in configuration order. */
+  @GetMapping("/policies")
+  List<Api.PolicyBody> policies() {
+    return policies.all().values().stream().map(Api.PolicyBody::of).toList();
+  }
+
+  /**
+   * The state of {@code key} under {@code policy} now, as the decision a cost-1 check would get;
+   * consumes nothing. The key is the rest of the path, slashes included.
+   */
+  @GetMapping("/inspect/{policy}/{*key}")
+  Api.DecisionBody inspect(@PathVariable("policy") String policyName, @PathVariable("key") String pathKey) {
+    Policy policy = policy(policyName, "policy");
+    return Api.DecisionBody.of(limiter.inspect(requireKey(pathKey.substring(1)), policy));
+  }
+
+  /** Forgets the state of {@code key} under {@code policy}: its next check starts fresh. */
+  @DeleteMapping("/keys/{policy}/{*key}")
+  ResponseEntity<Void> reset(@PathVariable("policy") String policyName, @PathVariable("key") String pathKey) {
+    Policy policy = policy(policyName, "policy");
+    limiter.reset(requireKey(pathKey.substring(1)), policy);
+    return ResponseEntity.noContent().build();
+  }
+
+  private void writeHeaders(HttpServletResponse response, List<Decision> decisions, Duration retryAfter) {
+    RateLimitResponses.writeHeaders(response, decisions, headers);
+    if (!retryAfter.isZero()) {
+      response.setHeader("Retry-After", Long.toString(ceilSeconds(retryAfter)));
+    }
+  }
+
+  private static long ceilSeconds(Duration duration) {
+    return duration.getSeconds() + (duration.getNano() > 0 ? 1 : 0);
+  }
+
+  private static String requireKey(String key) {
+    if (key == null || key.isEmpty()) {
+      throw new BadRequest("key", "key is required: a non-empty string naming who or what is limited, e.g. \"user:42\"");
+    }
+    return key;
+  }
+
+  private Policy policy(String name, String field) {
+    if (name == null || name.isEmpty()) {
+      throw new BadRequest(field, field + " is required: the name of a configured policy, one of "
+          + policies.all().keySet());
+    }
+    return policies.find(name).orElseThrow(() -> new BadRequest(field, "unknown policy '" + name
+        + "'; configured policies (ratelimit.policies.*): " + policies.all().keySet()));
+  }
+
+  private static long cost(Long cost, List<Policy> checked) {
+    if (cost == null) {
+      return 1;
+    }
+    if (cost < 1) {
+      throw new BadRequest("cost", "cost must be at least 1, got " + cost + " (omit it for 1)");
+    }
+    for (Policy policy : checked) {
+      if (cost > policy.capacity()) {
+        throw new BadRequest("cost", "cost " + cost + " exceeds the capacity " + policy.capacity() + " of policy '"
+            + policy.name() + "' (its limit, or its burst for TOKEN_BUCKET, GCRA, LEAKY_BUCKET): it could never pass");
+      }
+    }
+    return cost;
+  }
+}

@@ -1,0 +1,111 @@
+package dev.ratelimit.service;
+
+import static dev.ratelimit.service.Http.json;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.concurrent.Flow;
+import java.nio.ByteBuffer;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import tools.jackson.databind.JsonNode;
+
+/** Every bad request is a 400 problem+json naming the field, and consumes nothing. */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+    properties = "ratelimit-service.max-body-bytes=1000")
+class BadRequestTest {
+  @LocalServerPort
+  int port;
+  Http http;
+
+  @BeforeEach
+  void setUp() {
+    http = new Http(port);
+  }
+
+  @ParameterizedTest(name = "{0} -> {1}")
+  @CsvSource(delimiter = '|', value = {
+      "{\"key\":\"k\",\"policy\":\"nope\"}                      | policy      | unknown policy 'nope'",
+      "{\"key\":\"k\"}                                          | policy      | policy is required",
+      "{\"key\":\"k\",\"policy\":\"login\",\"cost\":0}          | cost        | cost must be at least 1, got 0",
+      "{\"key\":\"k\",\"policy\":\"login\",\"cost\":-3}         | cost        | cost must be at least 1, got -3",
+      "{\"key\":\"k\",\"policy\":\"login\",\"cost\":6}          | cost        | cost 6 exceeds the capacity 5 of policy 'login'",
+      "{\"key\":\"k\",\"policy\":\"login\",\"cost\":\"two\"}    | cost        | wrong type",
+      "{\"policy\":\"login\"}                                   | key         | key is required",
+      "{\"key\":\"\",\"policy\":\"login\"}                      | key         | key is required",
+      "{\"key\":\"k\",\"polcy\":\"login\"}                      | polcy       | unknown field 'polcy'",
+      "{\"key\":                                                | body        | malformed JSON",
+      "[1,2]                                                    | body        | must be a JSON object",
+      "''                                                       | body        | JSON object is required",
+  })
+  void check(String body, String field, String reason) {
+    assertProblem(http.post("/v1/check", body.equals("''") ? "" : body), field, reason);
+  }
+
+  @ParameterizedTest(name = "{0} -> {1}")
+  @CsvSource(delimiter = '|', value = {
+      "{\"key\":\"k\",\"policies\":[]}                              | policies    | policies is required",
+      "{\"key\":\"k\"}                                              | policies    | policies is required",
+      "{\"key\":\"k\",\"policies\":[\"login\",\"nope\"]}            | policies[1] | unknown policy 'nope'",
+      "{\"key\":\"k\",\"policies\":[\"login\",\"login\"]}           | policies[1] | listed twice",
+      "{\"key\":\"k\",\"policies\":[\"per-user\",\"login\"],\"cost\":6} | cost    | capacity 5 of policy 'login'",
+  })
+  void checkAll(String body, String field, String reason) {
+    assertProblem(http.post("/v1/check-all", body), field, reason);
+  }
+
+  @Test
+  void unknownPolicyOrEmptyKeyInAPath() {
+    assertProblem(http.get("/v1/inspect/nope/k"), "policy", "unknown policy 'nope'");
+    assertProblem(http.get("/v1/inspect/login/"), "key", "key is required");
+    assertProblem(http.delete("/v1/keys/nope/k"), "policy", "unknown policy 'nope'");
+  }
+
+  @Test
+  void oversizedBodiesWithALengthOrChunked() {
+    String big = "{\"key\":\"" + "x".repeat(2000) + "\",\"policy\":\"login\"}";
+    assertProblem(http.post("/v1/check", big), "body", "larger than 1000 bytes");
+    // no Content-Length: the stream is cut while Jackson reads it
+    HttpRequest.BodyPublisher chunked = new HttpRequest.BodyPublisher() {
+      final HttpRequest.BodyPublisher inner = HttpRequest.BodyPublishers.ofString(big);
+
+      @Override
+      public long contentLength() {
+        return -1;
+      }
+
+      @Override
+      public void subscribe(Flow.Subscriber<? super ByteBuffer> subscriber) {
+        inner.subscribe(subscriber);
+      }
+    };
+    assertProblem(http.send(HttpRequest.newBuilder(URI.create(http.base() + "/v1/check"))
+        .header("Content-Type", "application/json").POST(chunked)), "body", "larger than 1000 bytes");
+  }
+
+  @Test
+  void aRefusedCallConsumesNothing() {
+    String key = "refused:" + System.nanoTime();
+    http.post("/v1/check", "{\"key\":\"" + key + "\",\"policy\":\"login\",\"cost\":6}");
+    http.post("/v1/check-all", "{\"key\":\"" + key + "\",\"policies\":[\"login\",\"nope\"]}");
+    assertThat(json(http.get("/v1/inspect/login/" + key)).get("remaining").asLong()).isEqualTo(5);
+  }
+
+  private static void assertProblem(HttpResponse<String> response, String field, String reason) {
+    assertThat(response.statusCode()).isEqualTo(400);
+    assertThat(response.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+    JsonNode problem = json(response);
+    assertThat(problem.get("status").asInt()).isEqualTo(400);
+    assertThat(problem.get("title").asString()).isEqualTo("Invalid request");
+    JsonNode invalid = problem.get("invalid-params").get(0);
+    assertThat(invalid.get("name").asString()).isEqualTo(field);
+    assertThat(invalid.get("reason").asString()).contains(reason);
+    assertThat(problem.get("detail").asString()).contains(reason);
+  }
+}

@@ -1,0 +1,164 @@
+package dev.ratelimit.service;
+
+import static dev.ratelimit.service.Http.json;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ratelimit.tck.redis.RedisServer;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLongArray;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * A bounded load test of the service on loopback, in the {@code load} profile only
+ * ({@code ./mvnw -B -Pload -pl examples/ratelimit-service -am verify}): {@value #CLIENTS} clients
+ * send checks back to back for {@code -Dload.seconds} (default 20) over {@value #KEYS} keys, against
+ * the in-memory backend and then Redis. It reports requests/s and latency percentiles (printed and
+ * appended to {@code target/load-report.md}) and checks exact admission: with a policy of
+ * {@value #LIMIT} per day in a sliding log (nothing ages out during the run), each key admits
+ * exactly {@code min(sent, LIMIT)}, and the service's own state agrees.
+ */
+@Tag("load")
+class ServiceLoadTest {
+  static final int CLIENTS = 8;
+  static final int KEYS = 100;
+  static final int LIMIT = 50;
+  static final int SECONDS = Integer.getInteger("load.seconds", 20);
+
+  @Test
+  void memory() throws Exception {
+    run("memory", Map.of());
+  }
+
+  @Test
+  void redis() throws Exception {
+    run("redis", Map.of("RATELIMIT_REDIS_URL", RedisServer.shared().url(),
+        "RATELIMIT_REDIS_KEY_PREFIX", "load-" + System.nanoTime()));
+  }
+
+  private void run(String backend, Map<String, String> extra) throws Exception {
+    Map<String, String> env = new HashMap<>(extra);
+    env.put("RATELIMIT_POLICIES_LOAD_LIMIT", Integer.toString(LIMIT));
+    env.put("RATELIMIT_POLICIES_LOAD_WINDOW", "1d");
+    env.put("RATELIMIT_POLICIES_LOAD_ALGORITHM", "SLIDING_LOG");
+    env.put("LOGGING_LEVEL_ROOT", "WARN");
+    try (ConfigurableApplicationContext service = ServiceInstances.start(env)) {
+      int port = ServiceInstances.port(service);
+      String run = Long.toString(System.nanoTime());
+      HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+      warmUp(client, port);
+
+      AtomicLongArray sent = new AtomicLongArray(KEYS);
+      AtomicLongArray admitted = new AtomicLongArray(KEYS);
+      long[][] latencies = new long[CLIENTS][];
+      long[] errors = new long[CLIENTS];
+      long deadline = System.nanoTime() + SECONDS * 1_000_000_000L;
+      List<Thread> threads = new ArrayList<>();
+      for (int c = 0; c < CLIENTS; c++) {
+        int clientIndex = c;
+        Thread thread = new Thread(() -> {
+          long[] own = new long[1 << 16];
+          int n = 0;
+          for (int i = clientIndex; System.nanoTime() < deadline; i += CLIENTS) {
+            int key = i % KEYS;
+            HttpRequest request = checkRequest(port, "load:" + run + ":" + key);
+            long started = System.nanoTime();
+            try {
+              HttpResponse<String> response = client.send(request, HttpResponse.BodyHandlers.ofString());
+              long took = System.nanoTime() - started;
+              if (response.statusCode() != 200) {
+                errors[clientIndex]++;
+                continue;
+              }
+              sent.incrementAndGet(key);
+              if (response.body().contains("\"allowed\":true")) {
+                admitted.incrementAndGet(key);
+              }
+              if (n == own.length) {
+                own = Arrays.copyOf(own, n * 2);
+              }
+              own[n++] = took;
+            } catch (IOException e) {
+              errors[clientIndex]++;
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              return;
+            }
+          }
+          latencies[clientIndex] = Arrays.copyOf(own, n);
+        }, "load-client-" + c);
+        threads.add(thread);
+      }
+      long started = System.nanoTime();
+      threads.forEach(Thread::start);
+      for (Thread thread : threads) {
+        thread.join();
+      }
+      double elapsed = (System.nanoTime() - started) / 1e9;
+
+      long[] all = Arrays.stream(latencies).flatMapToLong(Arrays::stream).sorted().toArray();
+      String row = String.format(Locale.ROOT, "| %s | %d | %d | %,d | %,.0f | %.2f | %.2f | %.2f | %,d |",
+          backend, CLIENTS, SECONDS, all.length, all.length / elapsed, percentile(all, 0.50), percentile(all, 0.99),
+          percentile(all, 0.999), Arrays.stream(errors).sum());
+      report(row);
+
+      assertThat(Arrays.stream(errors).sum()).as("failed requests").isZero();
+      Http http = new Http(port);
+      for (int key = 0; key < KEYS; key++) {
+        long expected = Math.min(sent.get(key), LIMIT);
+        assertThat(admitted.get(key)).as("admitted for key %d of %d sent", key, sent.get(key)).isEqualTo(expected);
+        long remaining = json(http.get("/v1/inspect/load/load:" + run + ":" + key)).get("remaining").asLong();
+        assertThat(remaining).as("remaining for key %d", key).isEqualTo(LIMIT - expected);
+      }
+      long keysPastTheLimit = java.util.stream.IntStream.range(0, KEYS).filter(key -> sent.get(key) > LIMIT).count();
+      assertThat(keysPastTheLimit).as("keys driven past their limit (denials were exercised)").isPositive();
+    }
+  }
+
+  private static HttpRequest checkRequest(int port, String key) {
+    return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/check"))
+        .header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"" + key + "\",\"policy\":\"load\"}"))
+        .build();
+  }
+
+  /** A few seconds of traffic on other keys, so the JIT and the pools are warm before measuring. */
+  private static void warmUp(HttpClient client, int port) throws Exception {
+    long until = System.nanoTime() + 3_000_000_000L;
+    for (int i = 0; System.nanoTime() < until; i++) {
+      client.send(checkRequest(port, "warm-up:" + (i % 50)), HttpResponse.BodyHandlers.discarding());
+    }
+  }
+
+  private static double percentile(long[] sorted, double p) {
+    if (sorted.length == 0) {
+      return Double.NaN;
+    }
+    int index = (int) Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1);
+    return sorted[Math.max(0, index)] / 1_000.0 / 1_000.0;
+  }
+
+  private static synchronized void report(String row) throws IOException {
+    Path file = Path.of("target/load-report.md");
+    if (!Files.exists(file)) {
+      Files.writeString(file, "| backend | clients | seconds | requests | requests/s | p50 ms | p99 ms | p99.9 ms | errors |\n"
+          + "|---|---|---|---|---|---|---|---|---|\n");
+    }
+    Files.writeString(file, row + "\n", StandardOpenOption.APPEND);
+    System.out.println("LOAD " + row);
+  }
+}

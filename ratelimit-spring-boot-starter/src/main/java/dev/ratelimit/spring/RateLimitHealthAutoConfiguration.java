@@ -1,0 +1,30 @@
+package dev.ratelimit.spring;
+
+import dev.ratelimit.spi.Backend;
+import java.time.InstantSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The {@code ratelimit} health contributor ({@link RateLimitHealthIndicator}), when Boot's health
+ * support is on the class path; off with {@code management.health.ratelimit.enabled=false}.
+ */
+@AutoConfiguration(after = RateLimitAutoConfiguration.class)
+@ConditionalOnClass({HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class})
+@ConditionalOnBean(Backend.class)
+public class RateLimitHealthAutoConfiguration {
+
+  /** Probes the limiter's backend. */
+  @Bean(name = "ratelimitHealthIndicator")
+  @ConditionalOnMissingBean(name = "ratelimitHealthIndicator")
+  @ConditionalOnEnabledHealthIndicator("ratelimit")
+  public RateLimitHealthIndicator ratelimitHealthIndicator(Backend backend, ObjectProvider<InstantSource> clock) {
+    return new RateLimitHealthIndicator(backend, clock.getIfAvailable(InstantSource::system));
+  }
+}

@@ -1,0 +1,60 @@
+package dev.ratelimit.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ratelimit.tck.redis.RedisServer;
+import java.net.ServerSocket;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/** The backend's health: UP for memory and a live Redis, DOWN naming the error for a dead one. */
+class RateLimitHealthIndicatorTest {
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, RateLimitHealthAutoConfiguration.class));
+
+  @Test
+  void memoryIsUp() {
+    runner.run(context -> {
+      Health health = context.getBean("ratelimitHealthIndicator", HealthIndicator.class).health();
+      assertThat(health.getStatus()).isEqualTo(Status.UP);
+      assertThat(health.getDetails()).containsEntry("backend", "memory").containsEntry("remote", false);
+    });
+  }
+
+  @Test
+  void liveRedisIsUp() {
+    runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=" + RedisServer.shared().url(),
+        "ratelimit.redis.timeout=5s", "ratelimit.redis.key-prefix=health-" + System.nanoTime()).run(context -> {
+          Health health = context.getBean("ratelimitHealthIndicator", HealthIndicator.class).health();
+          assertThat(health.getStatus()).isEqualTo(Status.UP);
+          assertThat(health.getDetails()).containsEntry("backend", "redis").containsEntry("remote", true);
+        });
+  }
+
+  @Test
+  void deadRedisIsDownNamingTheError() throws Exception {
+    int deadPort;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      deadPort = socket.getLocalPort(); // closed again: nothing listens there
+    }
+    runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=redis://127.0.0.1:" + deadPort,
+        "ratelimit.redis.timeout=300ms").run(context -> {
+          Health health = context.getBean("ratelimitHealthIndicator", HealthIndicator.class).health();
+          assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+          assertThat(health.getDetails()).containsEntry("backend", "redis").containsKey("error");
+        });
+  }
+
+  @Test
+  void offWhenDisabledOrWithoutBootsHealthSupport() {
+    runner.withPropertyValues("management.health.ratelimit.enabled=false")
+        .run(context -> assertThat(context).doesNotHaveBean("ratelimitHealthIndicator"));
+    runner.withClassLoader(new FilteredClassLoader(HealthIndicator.class))
+        .run(context -> assertThat(context).doesNotHaveBean("ratelimitHealthIndicator"));
+  }
+}
