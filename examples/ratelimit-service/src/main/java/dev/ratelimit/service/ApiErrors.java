@@ -34,26 +34,23 @@ class ApiErrors extends ResponseEntityExceptionHandler {
     return invalid(e.field(), e.getMessage());
   }
 
-  @ExceptionHandler(IllegalArgumentException.class)
-  ResponseEntity<ProblemDetail> illegalArgument(IllegalArgumentException e) {
-    return invalid("body", e.getMessage());
-  }
-
-  @ExceptionHandler(RuntimeException.class)
-  ResponseEntity<ProblemDetail> unavailable(RuntimeException e) {
-    log.warn("rate-limit backend call failed: {}", e.toString());
+  @ExceptionHandler(BackendUnavailable.class)
+  ResponseEntity<ProblemDetail> unavailable(BackendUnavailable e) {
+    log.warn("rate-limit backend call failed: {}", e.getCause().toString());
     ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE,
-        "the rate-limit backend did not answer: " + e.getClass().getSimpleName());
+        "the rate-limit backend did not answer: " + e.getCause().getClass().getSimpleName());
     return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body(problem);
   }
 
   @Override
   protected ResponseEntity<Object> handleHttpMessageNotReadable(HttpMessageNotReadableException e,
       HttpHeaders headers, HttpStatusCode status, WebRequest request) {
-    Throwable cause = e.getCause();
-    if (cause instanceof BodyTooLarge tooLarge) {
-      return body(invalid("body", tooLarge.getMessage()));
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof BodyTooLarge tooLarge) { // however deep the JSON reader wrapped it
+        return body(invalid("body", tooLarge.getMessage()));
+      }
     }
+    Throwable cause = e.getCause();
     if (cause instanceof UnrecognizedPropertyException unknown) {
       return body(invalid(unknown.getPropertyName(), "unknown field '" + unknown.getPropertyName()
           + "'; known fields: " + unknown.getKnownPropertyIds()));

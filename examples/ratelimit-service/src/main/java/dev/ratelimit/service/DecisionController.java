@@ -7,12 +7,17 @@ import dev.ratelimit.RateLimiter;
 import dev.ratelimit.servlet.HeaderOptions;
 import dev.ratelimit.servlet.RateLimitResponses;
 import dev.ratelimit.spring.PolicyRegistry;
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -21,40 +26,47 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RestController;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The decision API. A decision is always {@code 200}, allowed or not: the body's {@code allowed}
- * is the answer, and the response carries the limit headers ({@code RateLimit},
+ * The decision API. An allowed check is {@code 200}, a denied one {@code 429} (a problem body
+ * that holds the same decision members); both carry the limit headers ({@code RateLimit},
  * {@code RateLimit-Policy}; {@code Retry-After} when denied), so a caller can copy them onto its own
  * response. Bad input is {@code 400} (see {@link ApiErrors}).
  */
 @RestController
-@RequestMapping(path = "/v1", produces = "application/json")
+@RequestMapping(path = "/v1")
 class DecisionController {
+  private static final TypeReference<Map<String, Object>> MAP = new TypeReference<>() {};
+
   private final RateLimiter limiter;
   private final PolicyRegistry policies;
   private final HeaderOptions headers;
+  private final JsonMapper json;
 
-  DecisionController(RateLimiter limiter, PolicyRegistry policies, HeaderOptions headers) {
+  DecisionController(RateLimiter limiter, PolicyRegistry policies, HeaderOptions headers, JsonMapper json) {
     this.limiter = limiter;
     this.policies = policies;
     this.headers = headers;
+    this.json = json;
   }
 
   /** Checks (and, when allowed, consumes) {@code cost} units of {@code key} under one policy. */
   @PostMapping(path = "/check", consumes = "application/json")
-  Api.DecisionBody check(@RequestBody Api.CheckRequest request, HttpServletResponse response) {
+  ResponseEntity<Object> check(@RequestBody Api.CheckRequest request, HttpServletRequest http,
+      HttpServletResponse response) {
     String key = requireKey(request.key());
     Policy policy = policy(request.policy(), "policy");
     long cost = cost(request.cost(), List.of(policy));
     Decision decision = limiter.check(key, policy, cost);
-    writeHeaders(response, List.of(decision), decision.allowed() ? Duration.ZERO : decision.retryAfter());
-    return Api.DecisionBody.of(decision);
+    return answer(List.of(decision), decision.allowed(), Api.DecisionBody.of(decision), http, response);
   }
 
   /** Checks several policies at once: all pass and all consume, or none consumes. */
   @PostMapping(path = "/check-all", consumes = "application/json")
-  Api.CheckAllBody checkAll(@RequestBody Api.CheckAllRequest request, HttpServletResponse response) {
+  ResponseEntity<Object> checkAll(@RequestBody Api.CheckAllRequest request, HttpServletRequest http,
+      HttpServletResponse response) {
     String key = requireKey(request.key());
     if (request.policies() == null || request.policies().isEmpty()) {
       throw new BadRequest("policies", "policies is required: a non-empty list of policy names, e.g. "
@@ -71,8 +83,31 @@ class DecisionController {
     }
     long cost = cost(request.cost(), checked);
     MultiDecision multi = limiter.checkAll(key, checked, cost);
-    writeHeaders(response, multi.decisions(), multi.allowed() ? Duration.ZERO : multi.limiting().retryAfter());
-    return Api.CheckAllBody.of(multi);
+    return answer(multi.decisions(), multi.allowed(), Api.CheckAllBody.of(multi), http, response);
+  }
+
+  /**
+   * An allowed answer is {@code 200} with the decision; a denied one is {@code 429} with the same
+   * members inside an RFC 9457 problem ({@code quota-exceeded}, {@code violated-policies}), as
+   * ARCHITECTURE §7 asks of every denial. Both carry the limit headers and {@code no-store}.
+   */
+  private ResponseEntity<Object> answer(List<Decision> decisions, boolean allowed, Object body,
+      HttpServletRequest http, HttpServletResponse response) {
+    RateLimitResponses.writeHeaders(response, decisions, headers);
+    response.setHeader("Cache-Control", "no-store");
+    if (allowed) {
+      return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
+    }
+    Duration retryAfter = Duration.ZERO;
+    for (Decision decision : decisions) {
+      retryAfter = decision.retryAfter().compareTo(retryAfter) > 0 ? decision.retryAfter() : retryAfter;
+    }
+    response.setHeader("Retry-After", Long.toString(ceilSeconds(retryAfter)));
+    Map<String, Object> problem = new LinkedHashMap<>();
+    problem.putAll(json.readValue(RateLimitResponses.problemJson(decisions, http.getRequestURI()), MAP));
+    problem.putAll(json.convertValue(body, MAP));
+    return ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS).contentType(MediaType.APPLICATION_PROBLEM_JSON)
+        .body(problem);
   }
 
   /** Every configured policy, in configuration order. */
@@ -86,24 +121,29 @@ class DecisionController {
    * consumes nothing. The key is the rest of the path, slashes included.
    */
   @GetMapping("/inspect/{policy}/{*key}")
-  Api.DecisionBody inspect(@PathVariable("policy") String policyName, @PathVariable("key") String pathKey) {
+  Api.DecisionBody inspect(@PathVariable("policy") String policyName, @PathVariable("key") String pathKey,
+      HttpServletResponse response) {
     Policy policy = policy(policyName, "policy");
-    return Api.DecisionBody.of(limiter.inspect(requireKey(pathKey.substring(1)), policy));
+    response.setHeader("Cache-Control", "no-store");
+    String key = requireKey(pathKey.startsWith("/") ? pathKey.substring(1) : pathKey);
+    try {
+      return Api.DecisionBody.of(limiter.inspect(key, policy));
+    } catch (RuntimeException e) {
+      throw new BackendUnavailable(e);
+    }
   }
 
   /** Forgets the state of {@code key} under {@code policy}: its next check starts fresh. */
   @DeleteMapping("/keys/{policy}/{*key}")
   ResponseEntity<Void> reset(@PathVariable("policy") String policyName, @PathVariable("key") String pathKey) {
     Policy policy = policy(policyName, "policy");
-    limiter.reset(requireKey(pathKey.substring(1)), policy);
-    return ResponseEntity.noContent().build();
-  }
-
-  private void writeHeaders(HttpServletResponse response, List<Decision> decisions, Duration retryAfter) {
-    RateLimitResponses.writeHeaders(response, decisions, headers);
-    if (!retryAfter.isZero()) {
-      response.setHeader("Retry-After", Long.toString(ceilSeconds(retryAfter)));
+    String key = requireKey(pathKey.startsWith("/") ? pathKey.substring(1) : pathKey);
+    try {
+      limiter.reset(key, policy);
+    } catch (RuntimeException e) {
+      throw new BackendUnavailable(e);
     }
+    return ResponseEntity.noContent().build();
   }
 
   private static long ceilSeconds(Duration duration) {
@@ -111,7 +151,7 @@ class DecisionController {
   }
 
   private static String requireKey(String key) {
-    if (key == null || key.isEmpty()) {
+    if (key == null || key.isBlank()) {
       throw new BadRequest("key", "key is required: a non-empty string naming who or what is limited, e.g. \"user:42\"");
     }
     return key;

@@ -18,7 +18,7 @@ import tools.jackson.databind.JsonNode;
 
 /** Every bad request is a 400 problem+json naming the field, and consumes nothing. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-    properties = "ratelimit-service.max-body-bytes=1000")
+    properties = "ratelimit-service.max-body-bytes=12000")
 class BadRequestTest {
   @LocalServerPort
   int port;
@@ -37,6 +37,10 @@ class BadRequestTest {
       "{\"key\":\"k\",\"policy\":\"login\",\"cost\":-3}         | cost        | cost must be at least 1, got -3",
       "{\"key\":\"k\",\"policy\":\"login\",\"cost\":6}          | cost        | cost 6 exceeds the capacity 5 of policy 'login'",
       "{\"key\":\"k\",\"policy\":\"login\",\"cost\":\"two\"}    | cost        | wrong type",
+      "{\"key\":\"k\",\"policy\":\"login\",\"cost\":\"3\"}      | cost        | wrong type",
+      "{\"key\":\"k\",\"policy\":\"login\",\"cost\":1.5}        | cost        | wrong type",
+      "{\"key\":42,\"policy\":\"login\"}                          | key         | wrong type",
+      "{\"key\":\"   \",\"policy\":\"login\"}                   | key         | key is required",
       "{\"policy\":\"login\"}                                   | key         | key is required",
       "{\"key\":\"\",\"policy\":\"login\"}                      | key         | key is required",
       "{\"key\":\"k\",\"polcy\":\"login\"}                      | polcy       | unknown field 'polcy'",
@@ -64,13 +68,15 @@ class BadRequestTest {
   void unknownPolicyOrEmptyKeyInAPath() {
     assertProblem(http.get("/v1/inspect/nope/k"), "policy", "unknown policy 'nope'");
     assertProblem(http.get("/v1/inspect/login/"), "key", "key is required");
+    assertProblem(http.get("/v1/inspect/login"), "key", "key is required");
+    assertProblem(http.delete("/v1/keys/login"), "key", "key is required");
     assertProblem(http.delete("/v1/keys/nope/k"), "policy", "unknown policy 'nope'");
   }
 
   @Test
   void oversizedBodiesWithALengthOrChunked() {
-    String big = "{\"key\":\"" + "x".repeat(2000) + "\",\"policy\":\"login\"}";
-    assertProblem(http.post("/v1/check", big), "body", "larger than 1000 bytes");
+    String big = "{\"policy\":\"login\",\"key\":\"" + "x".repeat(20_000) + "\"}";
+    assertProblem(http.post("/v1/check", big), "body", "larger than 12000 bytes");
     // no Content-Length: the stream is cut while Jackson reads it
     HttpRequest.BodyPublisher chunked = new HttpRequest.BodyPublisher() {
       final HttpRequest.BodyPublisher inner = HttpRequest.BodyPublishers.ofString(big);
@@ -86,7 +92,7 @@ class BadRequestTest {
       }
     };
     assertProblem(http.send(HttpRequest.newBuilder(URI.create(http.base() + "/v1/check"))
-        .header("Content-Type", "application/json").POST(chunked)), "body", "larger than 1000 bytes");
+        .header("Content-Type", "application/json").POST(chunked)), "body", "larger than 12000 bytes");
   }
 
   @Test

@@ -59,11 +59,17 @@ class DecisionApiTest {
       assertThat(allowed.headers().firstValue("RateLimit-Policy")).hasValue("\"login\";q=5;w=900");
       assertThat(allowed.headers().firstValue("RateLimit")).hasValue("\"login\";r=" + (5 - i) + ";t=900");
       assertThat(allowed.headers().firstValue("Retry-After")).isEmpty();
+      assertThat(allowed.headers().firstValue("Cache-Control")).hasValue("no-store");
+      assertThat(allowed.headers().firstValue("Content-Type")).hasValue("application/json");
     }
     clock.advance(Duration.ofSeconds(100));
     HttpResponse<String> denied = http.post("/v1/check", Map.of("key", key, "policy", "login"));
-    assertThat(denied.statusCode()).isEqualTo(200);
+    assertThat(denied.statusCode()).isEqualTo(429);
     JsonNode body = json(denied);
+    assertThat(body.get("type").asString()).isEqualTo("https://iana.org/assignments/http-problem-types#quota-exceeded");
+    assertThat(body.get("status").asInt()).isEqualTo(429);
+    assertThat(body.get("instance").asString()).isEqualTo("/v1/check");
+    assertThat(body.get("violated-policies").get(0).asString()).isEqualTo("login");
     assertThat(body.get("allowed").asBoolean()).isFalse();
     assertThat(body.get("policy").asString()).isEqualTo("login");
     assertThat(body.get("limit").asLong()).isEqualTo(5);
@@ -71,7 +77,8 @@ class DecisionApiTest {
     assertThat(body.get("retry_after").asDouble()).isEqualTo(800.0);
     assertThat(body.get("degraded").asBoolean()).isFalse();
     assertThat(denied.headers().firstValue("Retry-After")).hasValue("800");
-    assertThat(denied.headers().firstValue("Content-Type")).hasValue("application/json");
+    assertThat(denied.headers().firstValue("Cache-Control")).hasValue("no-store");
+    assertThat(denied.headers().firstValue("Content-Type")).hasValue("application/problem+json");
   }
 
   @Test
@@ -100,9 +107,11 @@ class DecisionApiTest {
       assertThat(allowed.get("allowed").asBoolean()).isTrue();
     }
     HttpResponse<String> denied = http.post("/v1/check-all", Map.of("key", key, "policies", List.of("per-user", "login")));
+    assertThat(denied.statusCode()).isEqualTo(429);
     JsonNode body = json(denied);
     assertThat(body.get("allowed").asBoolean()).isFalse();
     assertThat(body.get("limiting").asString()).isEqualTo("login");
+    assertThat(body.get("violated-policies")).hasSize(1);
     assertThat(body.get("decisions")).hasSize(2);
     assertThat(body.get("decisions").get(0).get("policy").asString()).isEqualTo("per-user");
     assertThat(denied.headers().firstValue("RateLimit-Policy")).hasValue("\"per-user\";q=100;w=60, \"login\";q=5;w=900");
@@ -110,6 +119,17 @@ class DecisionApiTest {
     // the denial consumed nothing from per-user: 5 of 100 used
     JsonNode perUser = json(http.get("/v1/inspect/per-user/" + key));
     assertThat(perUser.get("remaining").asLong()).isEqualTo(95);
+  }
+
+  @Test
+  void keysInPathsMayBePercentEncodedWhole() {
+    String key = "a/b;c d%e\\f?" + System.nanoTime();
+    http.post("/v1/check", Map.of("key", key, "policy", "login", "cost", 2));
+    String encoded = java.net.URLEncoder.encode(key, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20");
+    JsonNode inspected = json(http.get("/v1/inspect/login/" + encoded));
+    assertThat(inspected.get("remaining").asLong()).isEqualTo(3);
+    assertThat(http.delete("/v1/keys/login/" + encoded).statusCode()).isEqualTo(204);
+    assertThat(json(http.get("/v1/inspect/login/" + encoded)).get("remaining").asLong()).isEqualTo(5);
   }
 
   @Test
@@ -156,6 +176,7 @@ class DecisionApiTest {
     HttpResponse<String> doc = http.get("/v1/openapi.yaml");
     assertThat(doc.statusCode()).isEqualTo(200);
     assertThat(doc.body()).startsWith("openapi: 3.1.0");
+    assertThat(doc.headers().firstValue("Content-Type")).hasValueSatisfying(type -> assertThat(type).startsWith("application/yaml"));
   }
 
   @Test

@@ -35,7 +35,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 @Tag("load")
 class ServiceLoadTest {
   static final int CLIENTS = 8;
-  static final int KEYS = 100;
+  static final int KEYS = 20;
   static final int LIMIT = 50;
   static final int SECONDS = Integer.getInteger("load.seconds", 20);
 
@@ -56,6 +56,8 @@ class ServiceLoadTest {
     env.put("RATELIMIT_POLICIES_LOAD_WINDOW", "1d");
     env.put("RATELIMIT_POLICIES_LOAD_ALGORITHM", "SLIDING_LOG");
     env.put("LOGGING_LEVEL_ROOT", "WARN");
+    env.put("RATELIMIT_TIMEOUT", "5s"); // a timed-out check could still count in Redis: no timeouts here
+    env.put("RATELIMIT_REDIS_TIMEOUT", "5s");
     try (ConfigurableApplicationContext service = ServiceInstances.start(env)) {
       int port = ServiceInstances.port(service);
       String run = Long.toString(System.nanoTime());
@@ -80,7 +82,8 @@ class ServiceLoadTest {
             try {
               HttpResponse<String> response = client.send(request, HttpResponse.BodyHandlers.ofString());
               long took = System.nanoTime() - started;
-              if (response.statusCode() != 200) {
+              if ((response.statusCode() != 200 && response.statusCode() != 429)
+                  || response.body().contains("\"degraded\":true")) {
                 errors[clientIndex]++;
                 continue;
               }
@@ -92,7 +95,7 @@ class ServiceLoadTest {
                 own = Arrays.copyOf(own, n * 2);
               }
               own[n++] = took;
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
               errors[clientIndex]++;
             } catch (InterruptedException e) {
               Thread.currentThread().interrupt();

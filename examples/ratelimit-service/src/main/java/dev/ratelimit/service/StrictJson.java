@@ -1,0 +1,32 @@
+package dev.ratelimit.service;
+
+import org.springframework.boot.jackson.autoconfigure.JsonMapperBuilderCustomizer;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.cfg.CoercionAction;
+import tools.jackson.databind.cfg.CoercionInputShape;
+import tools.jackson.databind.type.LogicalType;
+
+/**
+ * JSON as the OpenAPI document types it: {@code "cost": 1.5}, {@code "cost": "3"} and
+ * {@code "key": 42} are 400s naming the field, not silently truncated or converted. (Unknown
+ * fields are refused by {@code spring.jackson.deserialization.fail-on-unknown-properties}.)
+ */
+@Configuration(proxyBeanMethods = false)
+class StrictJson {
+
+  @Bean
+  JsonMapperBuilderCustomizer strictRequestTypes() {
+    return builder -> builder
+        .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+        .withCoercionConfig(LogicalType.Integer, config -> config
+            .setCoercion(CoercionInputShape.String, CoercionAction.Fail)
+            .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
+            .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail))
+        .withCoercionConfig(LogicalType.Textual, config -> config
+            .setCoercion(CoercionInputShape.Integer, CoercionAction.Fail)
+            .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
+            .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail));
+  }
+}
