@@ -3,6 +3,8 @@ package dev.ratelimit.example.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.ManualClock;
+import dev.ratelimit.memory.InMemoryBackend;
+import dev.ratelimit.spi.Backend;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -45,6 +47,14 @@ class DemoApplicationTest {
 
   @Autowired
   ManualClock clock;
+
+  @Autowired
+  Backend backend;
+
+  @Test
+  void theBackendIsInMemoryWhenNoRedisIsConfigured() {
+    assertThat(backend).isInstanceOf(InMemoryBackend.class);
+  }
 
   @Test
   void perUserLimitAllowsFiveThenAnswers429WithHeadersAndAProblem() throws Exception {
