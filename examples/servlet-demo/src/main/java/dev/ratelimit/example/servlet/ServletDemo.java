@@ -63,7 +63,7 @@ public final class ServletDemo {
     rateLimit.setInitParameter(RateLimitFilter.CONFIG_PARAM, config);
     context.addFilter(rateLimit, "/*", EnumSet.of(DispatcherType.REQUEST));
 
-    context.addServlet(new ServletHolder(new TextServlet("GET", "ratelimit servlet demo: try /api/hello and POST /login")), "");
+    context.addServlet(new ServletHolder(new TextServlet("GET", "try GET /api/hello and POST /login")), "");
     context.addServlet(new ServletHolder(new TextServlet("GET", "hello")), "/api/hello");
     context.addServlet(new ServletHolder(new TextServlet("POST", "welcome")), "/login");
 

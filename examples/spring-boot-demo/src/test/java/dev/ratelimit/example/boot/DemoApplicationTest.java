@@ -27,8 +27,9 @@ import tools.jackson.databind.json.JsonMapper;
  * (the starter uses the application's {@code InstantSource} bean), so that every number is exact.
  * Test methods share the application: each uses keys of its own.
  */
+// the test client plays a proxy on this host: its X-Forwarded-For names the client
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-    properties = "ratelimit.trusted-proxies=127.0.0.1/32") // the test client plays a proxy: X-Forwarded-For names the client
+    properties = "ratelimit.trusted-proxies=127.0.0.1/32")
 @Import(DemoApplicationTest.Clock.class)
 class DemoApplicationTest {
   private static final HttpClient HTTP = HttpClient.newHttpClient();
@@ -165,7 +166,8 @@ class DemoApplicationTest {
     send("GET", "/api/profile", "X-User", "frank");
     HttpResponse<String> state = send("GET", "/actuator/ratelimits/per-user/frank");
     assertThat(state.statusCode()).isEqualTo(200);
-    assertThat(json(state)).containsEntry("key", "frank").containsEntry("remaining", 3).containsEntry("allowed", true);
+    assertThat(json(state)).containsEntry("key", "frank").containsEntry("remaining", 3)
+        .containsEntry("allowed", true);
   }
 
   private HttpResponse<String> send(String method, String path, String... headers) throws Exception {
