@@ -40,7 +40,7 @@ class ReadmeExamplesTest {
   static class OrderController {
     @PostMapping("/orders/{userId}")
     @RateLimited(key = "#userId", policy = "api")                        // a policy from configuration
-    @RateLimited(key = "#userId", limit = 5, window = "1s", name = "burst") // and an inline one, checked together
+    @RateLimited(key = "#userId", limit = 5, window = "1m", name = "burst") // and an inline one, checked together
     Order place(@PathVariable String userId, @RequestBody Order order) {
       return order;
     }
