@@ -1,0 +1,320 @@
+package dev.ratelimit.bench;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.ManualClock;
+import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.bench.ReferenceWorkload.Workload;
+import dev.ratelimit.memory.InMemoryBackend;
+import io.github.bucket4j.Bandwidth;
+import io.github.bucket4j.Bucket;
+import io.github.bucket4j.TimeMeter;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
+
+/**
+ * The in-memory reference workload, ours against Bucket4j's local bucket, side by side in one run
+ * on the same workload: 200,000 checks round-robin over 1,000 keys, 100 per 60 s, a {@link
+ * ManualClock} advancing 0.5 ms per check from epoch second 1,700,000,000, read by both (Bucket4j
+ * through a {@link TimeMeter} on the same clock). Bucket4j is one local bucket per key (capacity
+ * 100, greedy refill 100 per minute, the default lock-free synchronization) in a {@link
+ * ConcurrentHashMap}, checked with {@code tryConsume(1)}; it has one algorithm, so each of ours is
+ * paired with a Bucket4j run made right after it, and the ratio is taken within the pair.
+ *
+ * <p>Per round and algorithm: an untimed pass (checks/s over the whole run) and a timed pass
+ * ({@code System.nanoTime()} around each check; p50 and p99 in ns, the timer's own cost included,
+ * for both alike). Then the median over the rounds. Then scaling: the same 200,000 checks by two
+ * threads, each on its own 500 keys with its own manual clock advancing 1 ms per check (so every
+ * key still sees a check every 0.5 s and 200 checks in all), one limiter (or one bucket map) shared,
+ * against one thread doing all 200,000 the same way; scaling = checks/s with 2 threads ÷ with 1.
+ *
+ * <p>Options: {@code --rounds N} (default 5), {@code --warmup N} (default 3) untimed rounds first,
+ * {@code --no-scaling}.
+ */
+public final class MemoryComparison {
+  private static final Workload W = Workload.REFERENCE;
+
+  private MemoryComparison() {}
+
+  /** One paired measurement. */
+  record Pair(double ours, double theirs, long oursAllowed, long theirsAllowed) {
+    double ratio() {
+      return ours / theirs;
+    }
+  }
+
+  /** Runs the comparison; see the class comment for the options. */
+  public static void main(String[] args) throws Exception {
+    int rounds = 5;
+    int warmup = 3;
+    boolean scaling = true;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+        case "--warmup" -> warmup = Integer.parseInt(args[++i]);
+        case "--no-scaling" -> scaling = false;
+        default -> {
+          System.err.println("unknown option " + args[i] + "; options: --rounds N, --warmup N, --no-scaling");
+          System.exit(2);
+        }
+      }
+    }
+    for (int w = 0; w < warmup; w++) {
+      for (Algorithm a : Algorithm.values()) {
+        throughput(a, true);
+        throughput(a, false);
+        latency(a, true);
+        latency(a, false);
+      }
+    }
+    System.out.printf(Locale.ROOT, "clock advance alone (the loop's floor): %.1f ns per check%n%n",
+        1e9 / floor());
+    Map<Algorithm, List<Pair>> speed = new EnumMap<>(Algorithm.class);
+    Map<Algorithm, List<long[]>> lat = new EnumMap<>(Algorithm.class);
+    System.out.println("| round | algorithm      | allowed % | ours checks/s | bucket4j checks/s | ratio | ours p50/p99 ns | b4j p50/p99 ns |");
+    System.out.println("|-------|----------------|-----------|---------------|-------------------|-------|-----------------|----------------|");
+    for (int r = 1; r <= rounds; r++) {
+      for (Algorithm a : Algorithm.values()) {
+        double[] ours = throughput(a, true);
+        double[] theirs = throughput(a, false);
+        long[] ol = latency(a, true);
+        long[] tl = latency(a, false);
+        Pair p = new Pair(ours[0], theirs[0], (long) ours[1], (long) theirs[1]);
+        speed.computeIfAbsent(a, k -> new ArrayList<>()).add(p);
+        lat.computeIfAbsent(a, k -> new ArrayList<>()).add(new long[] {ol[0], ol[1], tl[0], tl[1]});
+        System.out.printf(Locale.ROOT, "| %5d | %-14s | %9.2f | %13.0f | %17.0f | %5.2f | %7d / %5d | %6d / %5d |%n",
+            r, a, 100.0 * p.oursAllowed() / W.checks(), p.ours(), p.theirs(), p.ratio(), ol[0], ol[1], tl[0], tl[1]);
+      }
+    }
+    System.out.println();
+    System.out.println("Medians over " + rounds + " rounds (bucket4j allowed % for reference: "
+        + String.format(Locale.ROOT, "%.2f", 100.0 * speed.get(Algorithm.GCRA).get(0).theirsAllowed() / W.checks()) + ")");
+    System.out.println("| algorithm      | allowed % | ours checks/s | bucket4j checks/s | ratio (median of rounds) | min ratio | ours p50 / p99 ns | b4j p50 / p99 ns |");
+    System.out.println("|----------------|-----------|---------------|-------------------|--------------------------|-----------|-------------------|------------------|");
+    for (Algorithm a : Algorithm.values()) {
+      List<Pair> ps = speed.get(a);
+      List<long[]> ls = lat.get(a);
+      System.out.printf(Locale.ROOT, "| %-14s | %9.2f | %13.0f | %17.0f | %24.2f | %9.2f | %7.0f / %7.0f | %6.0f / %7.0f |%n",
+          a, 100.0 * ps.get(0).oursAllowed() / W.checks(),
+          median(ps.stream().mapToDouble(Pair::ours).toArray()),
+          median(ps.stream().mapToDouble(Pair::theirs).toArray()),
+          median(ps.stream().mapToDouble(Pair::ratio).toArray()),
+          ps.stream().mapToDouble(Pair::ratio).min().orElseThrow(),
+          median(ls.stream().mapToDouble(l -> l[0]).toArray()),
+          median(ls.stream().mapToDouble(l -> l[1]).toArray()),
+          median(ls.stream().mapToDouble(l -> l[2]).toArray()),
+          median(ls.stream().mapToDouble(l -> l[3]).toArray()));
+    }
+    if (!scaling) {
+      return;
+    }
+    System.out.println();
+    System.out.println("Scaling: 2 threads, each its own 500 keys and its own clock (1 ms per check), one shared"
+        + " limiter / bucket map, vs 1 thread with all 1,000 keys the same way; medians of " + rounds + " rounds");
+    System.out.println("| algorithm      | ours 1T checks/s | ours 2T checks/s | ours scaling | b4j 1T checks/s | b4j 2T checks/s | b4j scaling |");
+    System.out.println("|----------------|------------------|------------------|--------------|-----------------|-----------------|-------------|");
+    for (Algorithm a : Algorithm.values()) {
+      double[][] runs = new double[4][rounds];
+      for (int r = 0; r < rounds; r++) {
+        runs[0][r] = threaded(a, true, 1);
+        runs[1][r] = threaded(a, true, 2);
+        runs[2][r] = threaded(a, false, 1);
+        runs[3][r] = threaded(a, false, 2);
+      }
+      double[] oursScale = new double[rounds];
+      double[] theirScale = new double[rounds];
+      for (int r = 0; r < rounds; r++) {
+        oursScale[r] = runs[1][r] / runs[0][r];
+        theirScale[r] = runs[3][r] / runs[2][r];
+      }
+      System.out.printf(Locale.ROOT, "| %-14s | %16.0f | %16.0f | %12.2f | %15.0f | %15.0f | %11.2f |%n", a,
+          median(runs[0]), median(runs[1]), median(oursScale), median(runs[2]), median(runs[3]), median(theirScale));
+    }
+  }
+
+  static double median(double[] values) {
+    double[] v = values.clone();
+    Arrays.sort(v);
+    int n = v.length;
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+
+  private static String[] keys(int from, int count) {
+    String[] keys = new String[count];
+    for (int i = 0; i < count; i++) {
+      keys[i] = "user:" + (from + i);
+    }
+    return keys;
+  }
+
+  /** A check: ours or Bucket4j's, on a workload's clock. */
+  interface Checker extends AutoCloseable {
+    boolean check(String key);
+
+    @Override
+    default void close() {}
+  }
+
+  static Checker ours(Algorithm algorithm, InstantSource clock) {
+    Policy policy = W.policy(algorithm);
+    RateLimiter limiter = RateLimiter.builder().clock(clock).backend(InMemoryBackend.create()).build();
+    return new Checker() {
+      @Override
+      public boolean check(String key) {
+        return limiter.check(key, policy).allowed();
+      }
+
+      @Override
+      public void close() {
+        limiter.close();
+      }
+    };
+  }
+
+  static Checker bucket4j(InstantSource clock) {
+    TimeMeter meter = new TimeMeter() {
+      @Override
+      public long currentTimeNanos() {
+        Instant now = clock.instant();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+      }
+
+      @Override
+      public boolean isWallClockBased() {
+        return false;
+      }
+    };
+    Bandwidth limit = Bandwidth.builder().capacity(W.limit()).refillGreedy(W.limit(), W.window()).build();
+    ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
+    return key -> {
+      Bucket b = buckets.get(key);
+      if (b == null) {
+        b = buckets.computeIfAbsent(key, k -> Bucket.builder().addLimit(limit).withCustomTimePrecision(meter).build());
+      }
+      return b.tryConsume(1);
+    };
+  }
+
+  /** Untimed: {checks/s, allowed}. */
+  static double[] throughput(Algorithm algorithm, boolean ours) {
+    ManualClock clock = ManualClock.at(ReferenceWorkload.START);
+    String[] keys = keys(0, W.keys());
+    long allowed = 0;
+    try (Checker c = ours ? ours(algorithm, clock) : bucket4j(clock)) {
+      long start = System.nanoTime();
+      for (int i = 0, k = 0; i < W.checks(); i++) {
+        allowed += c.check(keys[k]) ? 1 : 0;
+        k = k + 1 == keys.length ? 0 : k + 1;
+        clock.advanceMicros(W.stepMicros());
+      }
+      long elapsed = System.nanoTime() - start;
+      return new double[] {W.checks() * 1e9 / elapsed, allowed};
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Timed, one check at a time: {p50 ns, p99 ns}. */
+  static long[] latency(Algorithm algorithm, boolean ours) {
+    ManualClock clock = ManualClock.at(ReferenceWorkload.START);
+    String[] keys = keys(0, W.keys());
+    long[] nanos = new long[W.checks()];
+    long allowed = 0;
+    try (Checker c = ours ? ours(algorithm, clock) : bucket4j(clock)) {
+      for (int i = 0, k = 0; i < W.checks(); i++) {
+        long t0 = System.nanoTime();
+        boolean ok = c.check(keys[k]);
+        nanos[i] = System.nanoTime() - t0;
+        allowed += ok ? 1 : 0;
+        k = k + 1 == keys.length ? 0 : k + 1;
+        clock.advanceMicros(W.stepMicros());
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+    if (allowed < 0) {
+      throw new AssertionError();
+    }
+    Arrays.sort(nanos);
+    return new long[] {nanos[nanos.length / 2], nanos[(int) (nanos.length * 0.99)]};
+  }
+
+  /** The loop with no check: only the clock's advance, checks/s. */
+  static double floor() {
+    ManualClock clock = ManualClock.at(ReferenceWorkload.START);
+    long best = Long.MAX_VALUE;
+    for (int r = 0; r < 5; r++) {
+      long start = System.nanoTime();
+      for (int i = 0; i < W.checks(); i++) {
+        clock.advanceMicros(W.stepMicros());
+      }
+      best = Math.min(best, System.nanoTime() - start);
+    }
+    return W.checks() * 1e9 / best;
+  }
+
+  /** A thread with a manual clock of its own, read by {@link #THREAD_CLOCK}. */
+  static final class Stepper extends Thread {
+    volatile Instant now = ReferenceWorkload.START;
+
+    Stepper(Runnable work) {
+      super(work);
+    }
+  }
+
+  /** The calling {@link Stepper}'s own clock. */
+  static final InstantSource THREAD_CLOCK = () -> ((Stepper) Thread.currentThread()).now;
+
+  /** {@code threads} threads sharing one checker, each on its own keys and clock: checks/s. */
+  static double threaded(Algorithm algorithm, boolean ours, int threads) throws Exception {
+    int perThread = W.checks() / threads;
+    int keysPerThread = W.keys() / threads;
+    long step = W.stepMicros() * 1_000L * threads;
+    CyclicBarrier start = new CyclicBarrier(threads + 1);
+    CyclicBarrier end = new CyclicBarrier(threads + 1);
+    try (Checker c = ours ? ours(algorithm, THREAD_CLOCK) : bucket4j(THREAD_CLOCK)) {
+      List<Stepper> workers = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        String[] keys = keys(t * keysPerThread, keysPerThread);
+        Stepper[] self = new Stepper[1];
+        self[0] = new Stepper(() -> {
+          try {
+            start.await();
+            Stepper me = self[0];
+            long allowed = 0;
+            for (int i = 0, k = 0; i < perThread; i++) {
+              allowed += c.check(keys[k]) ? 1 : 0;
+              k = k + 1 == keys.length ? 0 : k + 1;
+              me.now = me.now.plusNanos(step);
+            }
+            if (allowed < 0) {
+              throw new AssertionError();
+            }
+            end.await();
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
+        workers.add(self[0]);
+        self[0].start();
+      }
+      start.await();
+      long t0 = System.nanoTime();
+      end.await();
+      long elapsed = System.nanoTime() - t0;
+      for (Thread w : workers) {
+        w.join();
+      }
+      return W.checks() * 1e9 / elapsed;
+    }
+  }
+}
