@@ -68,6 +68,8 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   private final InstantSource clock;
+  /** The clock when it is a {@link ManualClock}, read without an {@link Instant}; else null. */
+  private final ManualClock manualClock;
   private final Backend backend;
   private final FailureMode failureMode;
   /** Hot denied keys answered locally; null when off. */
@@ -88,6 +90,7 @@ final class DefaultRateLimiter implements RateLimiter {
 
   DefaultRateLimiter(Settings s) {
     this.clock = s.clock();
+    this.manualClock = s.clock() instanceof ManualClock m ? m : null;
     this.backend = s.backend();
     this.failureMode = s.failureMode();
     this.nearCache = s.nearCache() ? new NearCache(NEAR_CACHE_ENTRIES) : null;
@@ -585,6 +588,9 @@ final class DefaultRateLimiter implements RateLimiter {
   // ---------------------------------------------------------------------------------- helpers
 
   private long nowMicros() {
+    if (manualClock != null) {
+      return manualClock.epochMicros();
+    }
     Instant now = clock.instant();
     return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
   }
