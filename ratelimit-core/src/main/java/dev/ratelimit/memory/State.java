@@ -10,6 +10,11 @@ import dev.ratelimit.Policy;
 abstract class State {
   /** When this state stops mattering (is equivalent to a fresh one), in epoch µs. */
   long expiresAt;
+  /** The identity of the policy this state is for, within its key's {@link Entry}. */
+  String policyName;
+  dev.ratelimit.Algorithm algorithm;
+  /** The next state of the same key (another policy), or null. */
+  State next;
 
   /**
    * Evaluates a check of {@code c} units at {@code t}. When it is allowed and {@code consume} is

@@ -1,0 +1,106 @@
+package dev.ratelimit.memory;
+
+import dev.ratelimit.Policy;
+
+/**
+ * One key's states, one per policy used with the key (usually one), and the key's lock: every
+ * check of the key runs under {@code synchronized (entry)}, and no lock is ever held across two
+ * keys. All fields but {@link #hold} and {@link #removed} are guarded by the entry's monitor.
+ *
+ * <p>Expiry with slack: {@link #deadline} is the moment the last of the key's states stops
+ * mattering; the cache is told a later moment, {@link #hold} = deadline + max(deadline − now,
+ * {@link #MIN_SLACK_MICROS}), and only when the deadline moves past the hold is the cache told
+ * again. A key in use thus touches the cache's expiry O(log) times per lifetime instead of on every
+ * check, and an idle key is dropped at most about twice its remaining lifetime (plus a second) after
+ * its last check; until then an expired state is simply equivalent to a fresh one. The slack also
+ * gives a check that arrives with an older {@code now} than others (a slow thread) at least a
+ * second before the state it needs can be dropped.
+ */
+final class Entry {
+  /** The least slack between a key's deadline and the moment the cache drops it, µs. */
+  static final long MIN_SLACK_MICROS = 1_000_000;
+  /** {@link #settle}'s answer when the cache's expiry need not move. */
+  static final long UNCHANGED = Long.MIN_VALUE;
+
+  /** The first of the key's states, linked by {@link State#next}. */
+  private State head;
+  /** How many states are linked: the entry's weight in the cache. */
+  int states;
+  /** When the last of the states stops mattering, µs. */
+  private long deadline = Long.MIN_VALUE;
+  /** When the cache may drop this entry, µs; read by the cache's expiry. */
+  volatile long hold = Long.MIN_VALUE;
+  /** The latest {@code now} a check of this key was made at, µs. */
+  long lastNow = Long.MIN_VALUE;
+  /**
+   * Set when the cache dropped this entry (expiry or size), or when {@code reset} removed it: a
+   * thread holding it retries on the key's current entry.
+   */
+  volatile boolean removed;
+
+  /** The state of {@code policy} (its name and algorithm), or null. */
+  State find(Policy policy) {
+    String name = policy.name();
+    for (State s = head; s != null; s = s.next) {
+      if (s.algorithm == policy.algorithm() && (s.policyName == name || s.policyName.equals(name))) {
+        return s;
+      }
+    }
+    return null;
+  }
+
+  /** Links {@code state} as the state of {@code policy}. */
+  void add(State state, Policy policy) {
+    state.policyName = policy.name();
+    state.algorithm = policy.algorithm();
+    state.next = head;
+    head = state;
+    states++;
+  }
+
+  /** Unlinks the state of {@code policy}; whether there was one. */
+  boolean remove(Policy policy) {
+    State previous = null;
+    for (State s = head; s != null; previous = s, s = s.next) {
+      if (s.algorithm == policy.algorithm() && s.policyName.equals(policy.name())) {
+        if (previous == null) {
+          head = s.next;
+        } else {
+          previous.next = s.next;
+        }
+        states--;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Records that {@code state} consumed at {@code now}: its expiry, the key's deadline and, when
+   * the deadline moved past the hold, a new hold. Returns the new hold (µs) that the cache must be
+   * told, or {@link #UNCHANGED}.
+   */
+  long settle(State state, Policy policy, long now) {
+    long expiresAt = state.computeExpiresAt(policy);
+    state.expiresAt = expiresAt;
+    if (expiresAt > deadline) {
+      deadline = expiresAt;
+    }
+    if (deadline <= hold) {
+      return UNCHANGED;
+    }
+    long slack = Math.max(deadline - now, MIN_SLACK_MICROS);
+    long newHold = deadline + slack;
+    hold = newHold < deadline ? Long.MAX_VALUE : newHold;
+    return hold;
+  }
+
+  /** How many states still matter at {@code now}. */
+  int alive(long now) {
+    int n = 0;
+    for (State s = head; s != null; s = s.next) {
+      n += s.expiresAt > now ? 1 : 0;
+    }
+    return n;
+  }
+}
