@@ -14,7 +14,6 @@ import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -38,8 +37,8 @@ import java.util.concurrent.TimeUnit;
  * one {@code long} per admitted unit in the window (up to {@code limit}).
  */
 public final class InMemoryBackend implements Backend {
-  /** One check in this many records its read with the cache (frequency and access order). */
-  static final int READ_SAMPLE = 8;
+  /** One check in this many of a key records its read with the cache (frequency and access order). */
+  static final int READ_SAMPLE = 64;
   /** How far the clock moves before the cache's view of it is updated by a check, ns. */
   static final long TICK_NANOS = 100_000_000L;
 
@@ -92,10 +91,10 @@ public final class InMemoryBackend implements Backend {
   public Decision check(String key, Policy policy, long cost, long nowMicros) {
     observe(nowMicros);
     for (;;) {
-      Entry entry = lookup(key);
+      Entry entry = quiet.getIfPresentQuietly(key);
       if (entry == null) {
         State state = State.fresh(policy);
-        Decision decision = state.check(policy, nowMicros, cost, true);
+        Decision decision = State.check(state, policy, nowMicros, cost, true);
         if (!decision.allowed()) {
           return decision; // cannot happen for a valid cost; stores nothing
         }
@@ -108,101 +107,126 @@ public final class InMemoryBackend implements Backend {
         }
         continue; // another thread created the key first: check on its entry
       }
-      synchronized (entry) {
-        if (entry.removed) {
-          continue;
-        }
-        if (nowMicros > entry.lastNow) {
-          entry.lastNow = nowMicros;
-        }
-        State state = entry.find(policy);
-        boolean added = state == null;
-        if (added) {
-          state = State.fresh(policy);
-        }
-        Decision decision = state.check(policy, nowMicros, cost, true);
-        if (!decision.allowed()) {
-          return decision;
-        }
-        if (added) {
-          entry.add(state, policy);
-        }
-        long hold = entry.settle(state, policy, nowMicros);
-        if (added) {
-          map.replace(key, entry, entry); // weighs the entry again and renews its expiry
-        } else if (hold != Entry.UNCHANGED) {
-          expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
-        }
-        if (entry.removed && !restore(key, entry)) {
-          continue; // dropped meanwhile and replaced: check again on the key's new entry
-        }
+      Decision decision;
+      entry.lock();
+      try {
+        decision = checkLocked(key, entry, policy, cost, nowMicros);
+      } finally {
+        entry.unlock();
+      }
+      if (decision != null) {
         return decision;
       }
     }
   }
 
+  /** A check on {@code entry}, its lock held; null when the entry was dropped: check again. */
+  private Decision checkLocked(String key, Entry entry, Policy policy, long cost, long nowMicros) {
+    if (entry.removed) {
+      return null;
+    }
+    if (nowMicros > entry.lastNow) {
+      entry.lastNow = nowMicros;
+    }
+    if ((entry.visits++ & (READ_SAMPLE - 1)) == 0) {
+      entries.getIfPresent(key); // records the read: W-TinyLFU's frequency, access order
+    }
+    State state = entry.find(policy);
+    boolean added = state == null;
+    if (added) {
+      state = State.fresh(policy);
+    }
+    Decision decision = State.check(state, policy, nowMicros, cost, true);
+    if (!decision.allowed()) {
+      return decision;
+    }
+    if (added) {
+      entry.add(state, policy);
+    }
+    long hold = entry.settle(state, policy, nowMicros);
+    if (added) {
+      map.replace(key, entry, entry); // weighs the entry again and renews its expiry
+    } else if (hold != Entry.UNCHANGED) {
+      expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
+    }
+    if (entry.removed && !restore(key, entry)) {
+      return null; // dropped meanwhile and replaced: check again on the key's new entry
+    }
+    return decision;
+  }
+
   @Override
   public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
     observeExactly(nowMicros);
-    int size = policies.size();
     for (;;) {
-      Entry entry = lookup(key);
+      Entry entry = quiet.getIfPresentQuietly(key);
       boolean created = entry == null;
       if (created) {
         entry = new Entry();
       }
-      synchronized (entry) {
-        if (entry.removed) {
-          continue;
-        }
-        if (nowMicros > entry.lastNow) {
-          entry.lastNow = nowMicros;
-        }
-        State[] found = new State[size];
-        boolean[] fresh = new boolean[size];
-        Decision[] decisions = new Decision[size];
-        boolean allowed = true;
-        for (int i = 0; i < size; i++) {
-          Policy policy = policies.get(i);
-          State state = entry.find(policy);
-          fresh[i] = state == null;
-          found[i] = fresh[i] ? State.fresh(policy) : state;
-          decisions[i] = found[i].check(policy, nowMicros, cost, false);
-          allowed &= decisions[i].allowed();
-        }
-        if (!allowed) {
-          return new MultiDecision(false, Arrays.asList(decisions));
-        }
-        boolean grew = false;
-        long hold = Entry.UNCHANGED;
-        for (int i = 0; i < size; i++) {
-          Policy policy = policies.get(i);
-          decisions[i] = found[i].check(policy, nowMicros, cost, true);
-          if (fresh[i]) {
-            entry.add(found[i], policy);
-            grew = true;
-          }
-          long h = entry.settle(found[i], policy, nowMicros);
-          hold = h != Entry.UNCHANGED ? h : hold;
-        }
-        MultiDecision result = new MultiDecision(true, Arrays.asList(decisions));
-        if (created) {
-          if (map.putIfAbsent(key, entry) != null) {
-            continue;
-          }
-          return result;
-        }
-        if (grew) {
-          map.replace(key, entry, entry);
-        } else if (hold != Entry.UNCHANGED) {
-          expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
-        }
-        if (entry.removed && !restore(key, entry)) {
-          continue;
-        }
+      MultiDecision result;
+      entry.lock();
+      try {
+        result = checkAllLocked(key, entry, created, policies, cost, nowMicros);
+      } finally {
+        entry.unlock();
+      }
+      if (result != null) {
         return result;
       }
     }
+  }
+
+  /** {@link #checkAll} on {@code entry}, its lock held; null when it must run again. */
+  private MultiDecision checkAllLocked(String key, Entry entry, boolean created, List<Policy> policies,
+      long cost, long nowMicros) {
+    if (entry.removed) {
+      return null;
+    }
+    if (nowMicros > entry.lastNow) {
+      entry.lastNow = nowMicros;
+    }
+    int size = policies.size();
+    State[] found = new State[size];
+    boolean[] fresh = new boolean[size];
+    Decision[] decisions = new Decision[size];
+    boolean allowed = true;
+    for (int i = 0; i < size; i++) {
+      Policy policy = policies.get(i);
+      State state = entry.find(policy);
+      fresh[i] = state == null;
+      found[i] = fresh[i] ? State.fresh(policy) : state;
+      decisions[i] = State.check(found[i], policy, nowMicros, cost, false);
+      allowed &= decisions[i].allowed();
+    }
+    if (!allowed) {
+      return new MultiDecision(false, Arrays.asList(decisions));
+    }
+    boolean grew = false;
+    long hold = Entry.UNCHANGED;
+    for (int i = 0; i < size; i++) {
+      Policy policy = policies.get(i);
+      decisions[i] = State.check(found[i], policy, nowMicros, cost, true);
+      if (fresh[i]) {
+        entry.add(found[i], policy);
+        grew = true;
+      }
+      long h = entry.settle(found[i], policy, nowMicros);
+      hold = h != Entry.UNCHANGED ? h : hold;
+    }
+    MultiDecision result = new MultiDecision(true, Arrays.asList(decisions));
+    if (created) {
+      return map.putIfAbsent(key, entry) == null ? result : null;
+    }
+    if (grew) {
+      map.replace(key, entry, entry);
+    } else if (hold != Entry.UNCHANGED) {
+      expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
+    }
+    if (entry.removed && !restore(key, entry)) {
+      return null;
+    }
+    return result;
   }
 
   @Override
@@ -210,14 +234,17 @@ public final class InMemoryBackend implements Backend {
     observeExactly(nowMicros);
     Entry entry = quiet.getIfPresentQuietly(key);
     if (entry != null) {
-      synchronized (entry) {
+      entry.lock();
+      try {
         State state = entry.find(policy);
         if (state != null) {
-          return state.check(policy, nowMicros, 1, false);
+          return State.check(state, policy, nowMicros, 1, false);
         }
+      } finally {
+        entry.unlock();
       }
     }
-    return State.fresh(policy).check(policy, nowMicros, 1, false);
+    return State.check(State.fresh(policy), policy, nowMicros, 1, false);
   }
 
   @Override
@@ -227,11 +254,14 @@ public final class InMemoryBackend implements Backend {
     if (entry == null) {
       return;
     }
-    synchronized (entry) {
+    entry.lock();
+    try {
       if (entry.remove(policy) && entry.states == 0) {
         entry.removed = true;
         map.remove(key, entry);
       }
+    } finally {
+      entry.unlock();
     }
   }
 
@@ -243,14 +273,20 @@ public final class InMemoryBackend implements Backend {
     entries.cleanUp();
     long now = latestNanos == Long.MIN_VALUE ? Long.MIN_VALUE : Math.floorDiv(latestNanos, 1_000L);
     for (Entry entry : map.values()) {
-      synchronized (entry) {
+      entry.lock();
+      try {
         now = Math.max(now, entry.lastNow);
+      } finally {
+        entry.unlock();
       }
     }
     long alive = 0;
     for (Entry entry : map.values()) {
-      synchronized (entry) {
+      entry.lock();
+      try {
         alive += entry.alive(now);
+      } finally {
+        entry.unlock();
       }
     }
     return alive;
@@ -259,16 +295,6 @@ public final class InMemoryBackend implements Backend {
   @Override
   public void close() {
     entries.invalidateAll();
-  }
-
-  /**
-   * The key's entry: usually a quiet read (a hash lookup); one read in {@value #READ_SAMPLE} is
-   * recorded with the cache, so that W-TinyLFU still learns which keys are used often.
-   */
-  private Entry lookup(String key) {
-    return (ThreadLocalRandom.current().nextInt() & (READ_SAMPLE - 1)) == 0
-        ? entries.getIfPresent(key)
-        : quiet.getIfPresentQuietly(key);
   }
 
   /**

@@ -31,6 +31,32 @@ abstract class State {
    */
   abstract void restore(long[] snapshot);
 
+  /**
+   * {@link #check} of {@code s}, a state of {@code p}'s algorithm, dispatched on the algorithm: a
+   * direct call to a final class that the JIT can inline, where a virtual call on a key's state
+   * would be megamorphic as soon as a process uses three algorithms.
+   */
+  static Decision check(State s, Policy p, long t, long c, boolean consume) {
+    return switch (p.algorithm()) {
+      case FIXED_WINDOW -> ((FixedWindow) s).check(p, t, c, consume);
+      case SLIDING_LOG -> ((SlidingLog) s).check(p, t, c, consume);
+      case SLIDING_WINDOW -> ((SlidingWindow) s).check(p, t, c, consume);
+      case TOKEN_BUCKET -> ((TokenBucket) s).check(p, t, c, consume);
+      case GCRA, LEAKY_BUCKET -> ((Gcra) s).check(p, t, c, consume);
+    };
+  }
+
+  /** {@link #computeExpiresAt} of {@code s}, dispatched as {@link #check(State, Policy, long, long, boolean)}. */
+  static long computeExpiresAt(State s, Policy p) {
+    return switch (p.algorithm()) {
+      case FIXED_WINDOW -> ((FixedWindow) s).computeExpiresAt(p);
+      case SLIDING_LOG -> ((SlidingLog) s).computeExpiresAt(p);
+      case SLIDING_WINDOW -> ((SlidingWindow) s).computeExpiresAt(p);
+      case TOKEN_BUCKET -> ((TokenBucket) s).computeExpiresAt(p);
+      case GCRA, LEAKY_BUCKET -> ((Gcra) s).computeExpiresAt(p);
+    };
+  }
+
   static State fresh(Policy p) {
     return switch (p.algorithm()) {
       case FIXED_WINDOW -> new FixedWindow();
