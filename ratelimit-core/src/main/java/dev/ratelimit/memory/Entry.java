@@ -14,17 +14,20 @@ import java.lang.invoke.VarHandle;
  * dozen nanoseconds of arithmetic (rarely a cache call), so a waiter spins briefly and then yields.
  *
  * <p>Expiry with slack: {@link #deadline} is the moment the last of the key's states stops
- * mattering; the cache is told a later moment, {@link #hold} = deadline + max(deadline − now,
- * {@link #MIN_SLACK_MICROS}), and only when the deadline moves past the hold is the cache told
- * again. A key in use thus touches the cache's expiry O(log) times per lifetime instead of on every
- * check, and an idle key is dropped at most about twice its remaining lifetime (plus a second) after
- * its last check; until then an expired state is simply equivalent to a fresh one. The slack also
- * gives a check that arrives with an older {@code now} than others (a slow thread) at least a
- * second before the state it needs can be dropped.
+ * mattering; the cache is told a later moment, {@link #hold} = deadline + slack, where the slack is
+ * the policy's window, at least {@link #MIN_SLACK_MICROS} and at most {@link #MAX_SLACK_MICROS}; and
+ * only when the deadline moves past the hold is the cache told again. A key in use thus moves its
+ * expiry in the cache at most about once per window of clock time or once per {@code limit}
+ * admitted checks, instead of on every check, and an idle key is dropped at most one slack (plus the
+ * cache clock's 100 ms granularity) after its states stop mattering; until then an expired state
+ * simply behaves as a fresh one. The slack also gives a check that arrives with an older {@code now}
+ * than others (a slow thread) at least a second before the state it needs can be dropped.
  */
 final class Entry {
   /** The least slack between a key's deadline and the moment the cache drops it, µs. */
   static final long MIN_SLACK_MICROS = 1_000_000;
+  /** The most slack, µs: an hour. */
+  static final long MAX_SLACK_MICROS = 3_600_000_000L;
   /** {@link #settle}'s answer when the cache's expiry need not move. */
   static final long UNCHANGED = Long.MIN_VALUE;
   private static final int SPINS = 100;
@@ -120,11 +123,11 @@ final class Entry {
   }
 
   /**
-   * Records that {@code state} consumed at {@code now}: its expiry, the key's deadline and, when
+   * Records that {@code state} consumed: its expiry, the key's deadline and, when
    * the deadline moved past the hold, a new hold. Returns the new hold (µs) that the cache must be
    * told, or {@link #UNCHANGED}.
    */
-  long settle(State state, Policy policy, long now) {
+  long settle(State state, Policy policy) {
     long expiresAt = State.computeExpiresAt(state, policy);
     state.expiresAt = expiresAt;
     if (expiresAt > deadline) {
@@ -133,7 +136,7 @@ final class Entry {
     if (deadline <= hold) {
       return UNCHANGED;
     }
-    long slack = Math.max(deadline - now, MIN_SLACK_MICROS);
+    long slack = Math.min(Math.max(policy.windowMicros(), MIN_SLACK_MICROS), MAX_SLACK_MICROS);
     long newHold = deadline + slack;
     hold = newHold < deadline ? Long.MAX_VALUE : newHold;
     return hold;

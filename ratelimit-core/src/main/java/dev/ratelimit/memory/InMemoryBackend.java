@@ -13,6 +13,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 
@@ -54,7 +55,12 @@ public final class InMemoryBackend implements Backend {
 
   private final Cache<String, Entry> entries;
   private final ConcurrentMap<String, Entry> map;
-  private final com.github.benmanes.caffeine.cache.Policy<String, Entry> quiet;
+  /**
+   * The same entries by key, for the hot path's lookup: one hash lookup straight to the entry. The
+   * cache decides which entries stay (size, W-TinyLFU, expiry) and its eviction listener removes
+   * them from here; an entry is put here first, then in the cache, both under the entry's lock.
+   */
+  private final ConcurrentHashMap<String, Entry> index = new ConcurrentHashMap<>();
   private final VarExpiration<String, Entry> expiration;
   /** The limiter's clock as Caffeine sees it: the latest now, in ns; moved by at least 100 ms by checks. */
   private volatile long latestNanos = Long.MIN_VALUE;
@@ -69,12 +75,12 @@ public final class InMemoryBackend implements Backend {
         .evictionListener((String key, Entry entry, com.github.benmanes.caffeine.cache.RemovalCause cause) -> {
           if (entry != null) {
             entry.removed = true;
+            index.remove(key, entry);
           }
         })
         .build();
     this.map = entries.asMap();
-    this.quiet = entries.policy();
-    this.expiration = quiet.expireVariably().orElseThrow();
+    this.expiration = entries.policy().expireVariably().orElseThrow();
   }
 
   /** A backend holding at most 1,000,000 keys. */
@@ -91,7 +97,7 @@ public final class InMemoryBackend implements Backend {
   public Decision check(String key, Policy policy, long cost, long nowMicros) {
     observe(nowMicros);
     for (;;) {
-      Entry entry = quiet.getIfPresentQuietly(key);
+      Entry entry = index.get(key);
       if (entry == null) {
         State state = State.fresh(policy);
         Decision decision = State.check(state, policy, nowMicros, cost, true);
@@ -101,9 +107,14 @@ public final class InMemoryBackend implements Backend {
         Entry created = new Entry();
         created.add(state, policy);
         created.lastNow = nowMicros;
-        created.settle(state, policy, nowMicros);
-        if (map.putIfAbsent(key, created) == null) {
-          return decision;
+        created.settle(state, policy);
+        created.lock();
+        try {
+          if (publish(key, created)) {
+            return decision;
+          }
+        } finally {
+          created.unlock();
         }
         continue; // another thread created the key first: check on its entry
       }
@@ -122,7 +133,7 @@ public final class InMemoryBackend implements Backend {
 
   /** A check on {@code entry}, its lock held; null when the entry was dropped: check again. */
   private Decision checkLocked(String key, Entry entry, Policy policy, long cost, long nowMicros) {
-    if (entry.removed) {
+    if (entry.removed || dropIfExpired(key, entry)) {
       return null;
     }
     if (nowMicros > entry.lastNow) {
@@ -143,7 +154,7 @@ public final class InMemoryBackend implements Backend {
     if (added) {
       entry.add(state, policy);
     }
-    long hold = entry.settle(state, policy, nowMicros);
+    long hold = entry.settle(state, policy);
     if (added) {
       map.replace(key, entry, entry); // weighs the entry again and renews its expiry
     } else if (hold != Entry.UNCHANGED) {
@@ -159,7 +170,7 @@ public final class InMemoryBackend implements Backend {
   public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
     observeExactly(nowMicros);
     for (;;) {
-      Entry entry = quiet.getIfPresentQuietly(key);
+      Entry entry = index.get(key);
       boolean created = entry == null;
       if (created) {
         entry = new Entry();
@@ -180,7 +191,7 @@ public final class InMemoryBackend implements Backend {
   /** {@link #checkAll} on {@code entry}, its lock held; null when it must run again. */
   private MultiDecision checkAllLocked(String key, Entry entry, boolean created, List<Policy> policies,
       long cost, long nowMicros) {
-    if (entry.removed) {
+    if (entry.removed || (!created && dropIfExpired(key, entry))) {
       return null;
     }
     if (nowMicros > entry.lastNow) {
@@ -211,12 +222,12 @@ public final class InMemoryBackend implements Backend {
         entry.add(found[i], policy);
         grew = true;
       }
-      long h = entry.settle(found[i], policy, nowMicros);
+      long h = entry.settle(found[i], policy);
       hold = h != Entry.UNCHANGED ? h : hold;
     }
     MultiDecision result = new MultiDecision(true, Arrays.asList(decisions));
     if (created) {
-      return map.putIfAbsent(key, entry) == null ? result : null;
+      return publish(key, entry) ? result : null;
     }
     if (grew) {
       map.replace(key, entry, entry);
@@ -232,7 +243,7 @@ public final class InMemoryBackend implements Backend {
   @Override
   public Decision inspect(String key, Policy policy, long nowMicros) {
     observeExactly(nowMicros);
-    Entry entry = quiet.getIfPresentQuietly(key);
+    Entry entry = index.get(key);
     if (entry != null) {
       entry.lock();
       try {
@@ -250,7 +261,7 @@ public final class InMemoryBackend implements Backend {
   @Override
   public void reset(String key, Policy policy, long nowMicros) {
     observeExactly(nowMicros);
-    Entry entry = quiet.getIfPresentQuietly(key);
+    Entry entry = index.get(key);
     if (entry == null) {
       return;
     }
@@ -258,6 +269,7 @@ public final class InMemoryBackend implements Backend {
     try {
       if (entry.remove(policy) && entry.states == 0) {
         entry.removed = true;
+        index.remove(key, entry);
         map.remove(key, entry);
       }
     } finally {
@@ -292,9 +304,20 @@ public final class InMemoryBackend implements Backend {
     return alive;
   }
 
+  /**
+   * How many keys the cache holds now on its clock, whether or not their states still matter (for
+   * tests). Caffeine frees an expired entry's memory when its timer wheel reaches it, up to about a
+   * second (or, for long expiries, a minute) later; its views skip expired entries at once.
+   */
+  long heldKeys() {
+    entries.cleanUp();
+    return map.keySet().stream().count();
+  }
+
   @Override
   public void close() {
     entries.invalidateAll();
+    index.clear();
   }
 
   /**
@@ -303,11 +326,38 @@ public final class InMemoryBackend implements Backend {
    */
   private boolean restore(String key, Entry entry) {
     entry.removed = false;
-    if (map.putIfAbsent(key, entry) == null) {
+    if (publish(key, entry)) {
       return true;
     }
     entry.removed = true;
     return false;
+  }
+
+  /**
+   * Removes {@code entry}, whose lock is held, when the cache holds it expired (its hold has passed
+   * on the cache's clock) and has not evicted it yet: its states no longer matter, and the cache
+   * would not move the expiry of an entry it counts as gone. The check runs again on a new entry.
+   */
+  private boolean dropIfExpired(String key, Entry entry) {
+    if (nanosUntil(entry.hold, latestNanos) > 0) {
+      return false;
+    }
+    entry.removed = true;
+    index.remove(key, entry);
+    map.remove(key, entry);
+    return true;
+  }
+
+  /**
+   * Makes {@code entry}, whose lock is held, the key's entry: in the index, then in the cache (which
+   * may evict it at once, as it may any new key); false when the key has another entry already.
+   */
+  private boolean publish(String key, Entry entry) {
+    if (index.putIfAbsent(key, entry) != null) {
+      return false;
+    }
+    map.put(key, entry);
+    return true;
   }
 
   /** Moves the cache's clock forward when {@code nowMicros} is at least 100 ms past it: rare writes. */
