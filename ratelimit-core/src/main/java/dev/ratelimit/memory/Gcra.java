@@ -45,7 +45,7 @@ final class Gcra extends State {
       af = Math.floorMod(af, limit);
     }
     if (au < t || (au == t && af == 0)) {
-      long delay = p.algorithm() == Algorithm.LEAKY_BUCKET ? tu - t + (tf > 0 ? 1 : 0) : 0;
+      long delay = p.algorithm() == Algorithm.LEAKY_BUCKET ? resetAfter(tu, tf, t) : 0; // tat − t
       if (!consume) {
         return Decision.allowed(p, available(t, tu, tf, limit, burst, q, r, window),
             resetAfter(tu, tf, t), delay);
@@ -55,9 +55,14 @@ final class Gcra extends State {
       // gcra_available(t, new): new − B·T is allowAt, computed above
       return Decision.allowed(p, availableSince(t, au, af, limit, window), resetAfter(nu, nf, t), delay);
     }
+    return denied(p, t, tu, tf, au, af, q, r);
+  }
+
+  /** The denial at {@code t}: retryAfter = allowAt − t, rounded up to a whole µs. */
+  private static Decision denied(Policy p, long t, long tu, long tf, long au, long af, long q, long r) {
     long retryAfter = au - t + (af > 0 ? 1 : 0);
-    return Decision.denied(p, available(t, tu, tf, limit, burst, q, r, window), retryAfter,
-        resetAfter(tu, tf, t));
+    return Decision.denied(p, available(t, tu, tf, p.limit(), p.burst(), q, r, p.windowMicros()),
+        retryAfter, resetAfter(tu, tf, t));
   }
 
   /** Snapshot: {@code [tatMicros, tatFraction]}. */

@@ -67,6 +67,24 @@ abstract class State {
     };
   }
 
+  /**
+   * The window start {@code s = t − t mod W}; without a division when {@code t} lies in the window
+   * starting at {@code start} (computed for the same {@code W}, as {@code startWindow} says) or in
+   * the next one.
+   */
+  static long windowStart(long t, long window, long start, long startWindow) {
+    if (window == startWindow) {
+      long d = t - start;
+      if (d >= 0 && d < window) {
+        return start;
+      }
+      if (d >= window && d - window < window) {
+        return start + window;
+      }
+    }
+    return t - Math.floorMod(t, window);
+  }
+
   /** {@code ceil(a / b)} for {@code b > 0}. */
   static long ceilDiv(long a, long b) {
     return -Math.floorDiv(-a, b);
