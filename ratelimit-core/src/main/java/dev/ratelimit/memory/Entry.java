@@ -54,6 +54,8 @@ final class Entry {
   private long deadline = Long.MIN_VALUE;
   /** When the cache may drop this entry, µs; read by the cache's expiry. */
   volatile long hold = Long.MIN_VALUE;
+  /** {@link #hold} in ns, saturated: compared with the cache's clock on every check. */
+  long holdNanos = Long.MIN_VALUE;
   /** The latest {@code now} a check of this key was made at, µs. */
   long lastNow = Long.MIN_VALUE;
   /**
@@ -139,6 +141,8 @@ final class Entry {
     long slack = Math.min(Math.max(policy.windowMicros(), MIN_SLACK_MICROS), MAX_SLACK_MICROS);
     long newHold = deadline + slack;
     hold = newHold < deadline ? Long.MAX_VALUE : newHold;
+    holdNanos = hold >= Long.MAX_VALUE / 1_000L ? Long.MAX_VALUE
+        : hold <= Long.MIN_VALUE / 1_000L ? Long.MIN_VALUE : hold * 1_000L;
     return hold;
   }
 

@@ -339,7 +339,7 @@ public final class InMemoryBackend implements Backend {
    * would not move the expiry of an entry it counts as gone. The check runs again on a new entry.
    */
   private boolean dropIfExpired(String key, Entry entry) {
-    if (nanosUntil(entry.hold, latestNanos) > 0) {
+    if (entry.holdNanos > latestNanos) {
       return false;
     }
     entry.removed = true;
