@@ -215,6 +215,9 @@ public final class MemoryComparison {
     TimeMeter meter = new TimeMeter() {
       @Override
       public long currentTimeNanos() {
+        if (clock instanceof ManualClock manual) {
+          return manual.epochMicros() * 1_000L; // as cheap as our limiter's read, and as precise
+        }
         Instant now = clock.instant();
         return now.getEpochSecond() * 1_000_000_000L + now.getNano();
       }
