@@ -24,18 +24,19 @@ import java.util.concurrent.TimeUnit;
  * with one lookup by the key itself, and each check is atomic under that entry's own lock, held for
  * that key's work only. Memory is bounded twice: at most {@link Builder#maximumKeys(long)
  * maximumKeys} states (Caffeine's W-TinyLFU keeps frequently used keys over one-off ones), and
- * every key is dropped once its states stop mattering (are equivalent to fresh ones), with some
- * slack: at most about twice its remaining lifetime at its last check, plus a second, later. Until it
- * is dropped, an expired state simply behaves as a fresh one. Expiry follows the limiter's clock, the
- * latest {@code now} the backend was given (to within 100 ms), so a {@link dev.ratelimit.ManualClock}
- * moves expiry too.
+ * every key is dropped once its states stop mattering (are equivalent to fresh ones), one slack
+ * later: the policy's window, at least a second and at most an hour. Until it is dropped, an expired
+ * state simply behaves as a fresh one. Expiry follows the limiter's clock, the latest {@code now} the
+ * backend was given (to within 100 ms), so a {@link dev.ratelimit.ManualClock} moves expiry too.
  *
- * <p>The hot path of a check on a known key is one hash lookup, one uncontended lock and the
- * algorithm's arithmetic: Caffeine's bookkeeping (access order, frequency, expiry) is touched on one
- * check in {@value #READ_SAMPLE} and when a key's lifetime grows past its slack, not on every check.
+ * <p>The hot path of a check on a known key is one lookup in a {@code ConcurrentHashMap} index beside
+ * the cache, one uncontended lock and the algorithm's arithmetic: Caffeine's bookkeeping (access
+ * order, frequency, expiry) is touched on one check in {@value #READ_SAMPLE} per key and when a
+ * key's deadline passes its slack, not on every check.
  *
  * <p>Memory per key: one small object per policy for every algorithm but SLIDING_LOG, which keeps
- * one {@code long} per admitted unit in the window (up to {@code limit}).
+ * one {@code long} per admitted unit in the window (up to {@code limit}), plus about 230 bytes for
+ * the cache entry, the index entry and the key's entry (lock, expiry).
  */
 public final class InMemoryBackend implements Backend {
   /** One check in this many of a key records its read with the cache (frequency and access order). */
