@@ -612,7 +612,8 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   private static void validate(String key, Policy policy, long cost) {
-    if (key == null || key.isEmpty()) {
+    // a non-zero hash (cached in the String) proves the key non-empty without reading its characters
+    if (key == null || (key.hashCode() == 0 && key.isEmpty())) {
       throw new IllegalArgumentException("key must not be null or empty, was "
           + (key == null ? "null" : "''"));
     }

@@ -28,7 +28,9 @@ import java.util.concurrent.CyclicBarrier;
  * through a {@link TimeMeter} on the same clock). Bucket4j is one local bucket per key (capacity
  * 100, greedy refill 100 per minute, the default lock-free synchronization) in a {@link
  * ConcurrentHashMap}, checked with {@code tryConsume(1)}; it has one algorithm, so each of ours is
- * paired with a Bucket4j run made right after it, and the ratio is taken within the pair.
+ * paired with a Bucket4j run made right after it, and the ratio is taken within the pair. For
+ * reference, also Bucket4j checked with {@code tryConsumeAndReturnRemaining(1)}, whose answer
+ * (remaining, wait until refill) is closer to what our {@code Decision} carries ("probe").
  *
  * <p>Per round and algorithm: an untimed pass (checks/s over the whole run; ours and Bucket4j's
  * alternate three times on fresh state and the best of each counts, since the machine is shared and
@@ -51,7 +53,11 @@ public final class MemoryComparison {
 
   /** One paired measurement. */
   record Pair(double ours, double theirs, long oursAllowed, long theirsAllowed, double oursCpu,
-      double theirsCpu) {
+      double theirsCpu, double probes) {
+    double probeRatio() {
+      return ours / probes;
+    }
+
     double ratio() {
       return ours / theirs;
     }
@@ -99,15 +105,17 @@ public final class MemoryComparison {
       for (Algorithm a : algorithms) {
         double[] ours = {0, 0, 0};
         double[] theirs = {0, 0, 0};
+        double probes = 0;
         for (int b = 0; b < BEST_OF; b++) { // alternating, the best of each: the machine is shared
           double[] o = throughput(a, true);
           double[] t = throughput(a, false);
           ours = new double[] {Math.max(ours[0], o[0]), o[1], Math.max(ours[2], o[2])};
           theirs = new double[] {Math.max(theirs[0], t[0]), t[1], Math.max(theirs[2], t[2])};
+          probes = Math.max(probes, throughput(a, false, true)[0]);
         }
         long[] ol = latency(a, true);
         long[] tl = latency(a, false);
-        Pair p = new Pair(ours[0], theirs[0], (long) ours[1], (long) theirs[1], ours[2], theirs[2]);
+        Pair p = new Pair(ours[0], theirs[0], (long) ours[1], (long) theirs[1], ours[2], theirs[2], probes);
         speed.computeIfAbsent(a, k -> new ArrayList<>()).add(p);
         lat.computeIfAbsent(a, k -> new ArrayList<>()).add(new long[] {ol[0], ol[1], tl[0], tl[1]});
         System.out.printf(Locale.ROOT, "| %5d | %-14s | %9.2f | %13.0f | %17.0f | %5.2f | %9.2f | %7d / %5d | %6d / %5d |%n",
@@ -118,12 +126,12 @@ public final class MemoryComparison {
     System.out.println();
     System.out.println("Medians over " + rounds + " rounds (bucket4j allowed % for reference: "
         + String.format(Locale.ROOT, "%.2f", 100.0 * speed.get(algorithms[0]).get(0).theirsAllowed() / W.checks()) + ")");
-    System.out.println("| algorithm      | allowed % | ours checks/s | bucket4j checks/s | ratio (median of rounds) | min ratio | cpu ratio (median) | ours p50 / p99 ns | b4j p50 / p99 ns |");
-    System.out.println("|----------------|-----------|---------------|-------------------|--------------------------|-----------|--------------------|-------------------|------------------|");
+    System.out.println("| algorithm      | allowed % | ours checks/s | bucket4j checks/s | ratio (median of rounds) | min ratio | cpu ratio (median) | ours p50 / p99 ns | b4j p50 / p99 ns | b4j probe checks/s | ratio vs probe |");
+    System.out.println("|----------------|-----------|---------------|-------------------|--------------------------|-----------|--------------------|-------------------|------------------|--------------------|----------------|");
     for (Algorithm a : algorithms) {
       List<Pair> ps = speed.get(a);
       List<long[]> ls = lat.get(a);
-      System.out.printf(Locale.ROOT, "| %-14s | %9.2f | %13.0f | %17.0f | %24.2f | %9.2f | %18.2f | %7.0f / %7.0f | %6.0f / %7.0f |%n",
+      System.out.printf(Locale.ROOT, "| %-14s | %9.2f | %13.0f | %17.0f | %24.2f | %9.2f | %18.2f | %7.0f / %7.0f | %6.0f / %7.0f | %18.0f | %14.2f |%n",
           a, 100.0 * ps.get(0).oursAllowed() / W.checks(),
           median(ps.stream().mapToDouble(Pair::ours).toArray()),
           median(ps.stream().mapToDouble(Pair::theirs).toArray()),
@@ -133,7 +141,9 @@ public final class MemoryComparison {
           median(ls.stream().mapToDouble(l -> l[0]).toArray()),
           median(ls.stream().mapToDouble(l -> l[1]).toArray()),
           median(ls.stream().mapToDouble(l -> l[2]).toArray()),
-          median(ls.stream().mapToDouble(l -> l[3]).toArray()));
+          median(ls.stream().mapToDouble(l -> l[3]).toArray()),
+          median(ps.stream().mapToDouble(Pair::probes).toArray()),
+          median(ps.stream().mapToDouble(Pair::probeRatio).toArray()));
     }
     if (!scaling) {
       return;
@@ -212,6 +222,15 @@ public final class MemoryComparison {
   }
 
   static Checker bucket4j(InstantSource clock) {
+    return bucket4j(clock, false);
+  }
+
+  /**
+   * Bucket4j's local buckets; with {@code probe}, checked with {@code tryConsumeAndReturnRemaining(1)},
+   * whose answer (remaining, wait until refill) is what our {@code Decision} carries, else with
+   * {@code tryConsume(1)}, a bare boolean.
+   */
+  static Checker bucket4j(InstantSource clock, boolean probe) {
     TimeMeter meter = new TimeMeter() {
       @Override
       public long currentTimeNanos() {
@@ -234,7 +253,7 @@ public final class MemoryComparison {
       if (b == null) {
         b = buckets.computeIfAbsent(key, k -> Bucket.builder().addLimit(limit).withCustomTimePrecision(meter).build());
       }
-      return b.tryConsume(1);
+      return probe ? b.tryConsumeAndReturnRemaining(1).isConsumed() : b.tryConsume(1);
     };
   }
 
@@ -243,10 +262,15 @@ public final class MemoryComparison {
 
   /** Untimed: {checks/s, allowed, checks per second of this thread's CPU time}. */
   static double[] throughput(Algorithm algorithm, boolean ours) {
+    return throughput(algorithm, ours, false);
+  }
+
+  /** Untimed: {checks/s, allowed, checks per CPU second}; Bucket4j with probes when {@code probe}. */
+  static double[] throughput(Algorithm algorithm, boolean ours, boolean probe) {
     ManualClock clock = ManualClock.at(ReferenceWorkload.START);
     String[] keys = keys(0, W.keys());
     long allowed = 0;
-    try (Checker c = ours ? ours(algorithm, clock) : bucket4j(clock)) {
+    try (Checker c = ours ? ours(algorithm, clock) : bucket4j(clock, probe)) {
       long cpu = THREADS.getCurrentThreadCpuTime();
       long start = System.nanoTime();
       for (int i = 0, k = 0; i < W.checks(); i++) {

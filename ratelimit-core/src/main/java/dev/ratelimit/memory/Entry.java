@@ -56,8 +56,6 @@ final class Entry {
   volatile long hold = Long.MIN_VALUE;
   /** {@link #hold} in ns, saturated: compared with the cache's clock on every check. */
   long holdNanos = Long.MIN_VALUE;
-  /** The latest {@code now} a check of this key was made at, µs. */
-  long lastNow = Long.MIN_VALUE;
   /**
    * Set when the cache dropped this entry (expiry or size), or when {@code reset} removed it: a
    * thread holding it retries on the key's current entry.

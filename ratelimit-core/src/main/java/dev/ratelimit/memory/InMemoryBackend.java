@@ -107,7 +107,6 @@ public final class InMemoryBackend implements Backend {
         }
         Entry created = new Entry();
         created.add(state, policy);
-        created.lastNow = nowMicros;
         created.settle(state, policy);
         created.lock();
         try {
@@ -136,9 +135,6 @@ public final class InMemoryBackend implements Backend {
   private Decision checkLocked(String key, Entry entry, Policy policy, long cost, long nowMicros) {
     if (entry.removed || dropIfExpired(key, entry)) {
       return null;
-    }
-    if (nowMicros > entry.lastNow) {
-      entry.lastNow = nowMicros;
     }
     if ((entry.visits++ & (READ_SAMPLE - 1)) == 0) {
       entries.getIfPresent(key); // records the read: W-TinyLFU's frequency, access order
@@ -194,9 +190,6 @@ public final class InMemoryBackend implements Backend {
       long cost, long nowMicros) {
     if (entry.removed || (!created && dropIfExpired(key, entry))) {
       return null;
-    }
-    if (nowMicros > entry.lastNow) {
-      entry.lastNow = nowMicros;
     }
     int size = policies.size();
     State[] found = new State[size];
@@ -279,20 +272,14 @@ public final class InMemoryBackend implements Backend {
   }
 
   /**
-   * The number of (key, policy) states alive now on the limiter's clock (the latest {@code now} it
-   * was given, exactly); it walks every entry, so it is for tests and diagnostics, not for a hot path.
+   * The number of (key, policy) states alive now on the limiter's clock as the backend last saw it:
+   * the latest {@code now} of an {@code inspect}, {@code reset} or {@code checkAll} exactly, of a
+   * {@code check} to within 100 ms. It walks every entry, so it is for tests and diagnostics, not for
+   * a hot path.
    */
   public long size() {
     entries.cleanUp();
     long now = latestNanos == Long.MIN_VALUE ? Long.MIN_VALUE : Math.floorDiv(latestNanos, 1_000L);
-    for (Entry entry : map.values()) {
-      entry.lock();
-      try {
-        now = Math.max(now, entry.lastNow);
-      } finally {
-        entry.unlock();
-      }
-    }
     long alive = 0;
     for (Entry entry : map.values()) {
       entry.lock();
