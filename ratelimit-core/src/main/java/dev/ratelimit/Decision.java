@@ -57,7 +57,12 @@ public record Decision(Policy policy, boolean allowed, long remaining,
     return new Decision(policy, false, remaining, micros(retryAfterMicros), micros(resetAfterMicros), Duration.ZERO);
   }
 
+  /** A duration of {@code micros} µs, zero when not positive: one division by a constant on the hot path. */
   private static Duration micros(long micros) {
-    return micros <= 0 ? Duration.ZERO : Duration.ofSeconds(micros / 1_000_000, (micros % 1_000_000) * 1_000);
+    if (micros <= 0) {
+      return Duration.ZERO;
+    }
+    return micros < Long.MAX_VALUE / 1_000 ? Duration.ofNanos(micros * 1_000)
+        : Duration.ofSeconds(micros / 1_000_000, (micros % 1_000_000) * 1_000);
   }
 }

@@ -1,6 +1,7 @@
 package dev.ratelimit;
 
 import dev.ratelimit.RateLimitListener.Outcome;
+import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.spi.Backend;
 import dev.ratelimit.spi.Evaluation;
 import java.lang.System.Logger.Level;
@@ -68,6 +69,8 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   private final InstantSource clock;
+  /** The clock when it is a {@link ManualClock}, read without an {@link Instant}; else null. */
+  private final ManualClock manualClock;
   private final Backend backend;
   private final FailureMode failureMode;
   /** Hot denied keys answered locally; null when off. */
@@ -85,9 +88,15 @@ final class DefaultRateLimiter implements RateLimiter {
   /** Whether the backend has its own checkAsync, and its own checkAllAsync. */
   private final boolean asyncCheck;
   private final boolean asyncCheckAll;
+  /**
+   * Whether a check can go straight to the backend and back: the in-memory backend (no I/O, so
+   * nothing to time out, nothing worth a near-cache), no near-cache, no listener, no shadow policy.
+   */
+  private final boolean plain;
 
   DefaultRateLimiter(Settings s) {
     this.clock = s.clock();
+    this.manualClock = s.clock() instanceof ManualClock m ? m : null;
     this.backend = s.backend();
     this.failureMode = s.failureMode();
     this.nearCache = s.nearCache() ? new NearCache(NEAR_CACHE_ENTRIES) : null;
@@ -104,6 +113,8 @@ final class DefaultRateLimiter implements RateLimiter {
     this.shadowLog = new LogThrottle(s.nanoTime(), SHADOW_LOG_INTERVAL_NANOS);
     this.asyncCheck = overrides(backend, "checkAsync", String.class, Policy.class, long.class, long.class);
     this.asyncCheckAll = overrides(backend, "checkAllAsync", String.class, List.class, long.class, long.class);
+    this.plain = backend instanceof InMemoryBackend && !asyncCheck && nearCache == null
+        && listener == RateLimitListener.NONE && !shadowAll && shadowPolicies.isEmpty();
   }
 
   /** Whether {@code backend} implements the SPI method rather than inheriting its default. */
@@ -129,6 +140,14 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   private Decision checkValid(String key, Policy policy, long cost, long now) {
+    if (plain) {
+      try {
+        return backend.check(key, policy, cost, now);
+      } catch (RuntimeException e) { // a bug in the backend: reported, and the failure mode decides
+        settle(CircuitBreaker.CALL, 0, null, e);
+        return failed(key, policy, cost, now);
+      }
+    }
     Decision local = localAnswer(key, policy, cost, now);
     if (local != null) {
       return local;
@@ -585,12 +604,16 @@ final class DefaultRateLimiter implements RateLimiter {
   // ---------------------------------------------------------------------------------- helpers
 
   private long nowMicros() {
+    if (manualClock != null) {
+      return manualClock.epochMicros();
+    }
     Instant now = clock.instant();
     return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
   }
 
   private static void validate(String key, Policy policy, long cost) {
-    if (key == null || key.isEmpty()) {
+    // a non-zero hash (cached in the String) proves the key non-empty without reading its characters
+    if (key == null || (key.hashCode() == 0 && key.isEmpty())) {
       throw new IllegalArgumentException("key must not be null or empty, was "
           + (key == null ? "null" : "''"));
     }

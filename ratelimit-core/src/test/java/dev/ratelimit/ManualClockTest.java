@@ -1,6 +1,7 @@
 package dev.ratelimit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -17,5 +18,32 @@ class ManualClockTest {
     clock.set(Instant.ofEpochSecond(5));
     assertThat(clock.millis()).isEqualTo(5_000);
     assertThat(ManualClock.atEpochMicros(1_000_001).instant()).isEqualTo(Instant.ofEpochSecond(1, 1_000));
+  }
+
+  @Test
+  void readsMicrosAndAdvancesWithoutLosingConcurrentSteps() throws Exception {
+    ManualClock clock = ManualClock.atEpochMicros(1_700_000_000_000_000L);
+    Thread[] threads = new Thread[4];
+    for (int t = 0; t < threads.length; t++) {
+      threads[t] = new Thread(() -> {
+        for (int i = 0; i < 10_000; i++) {
+          clock.advanceMicros(1);
+        }
+      });
+      threads[t].start();
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+    assertThat(clock.epochMicros()).isEqualTo(1_700_000_000_040_000L);
+    assertThat(clock.instant()).isEqualTo(Instant.ofEpochSecond(1_700_000_000L, 40_000_000));
+    clock.set(Instant.ofEpochSecond(-1, 999_999_999));
+    assertThat(clock.epochMicros()).as("floored").isEqualTo(-1);
+  }
+
+  @Test
+  void refusesInstantsBeyondItsRange() {
+    assertThatThrownBy(() -> ManualClock.at(Instant.ofEpochSecond(10_000_000_000L)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1677 to 2262");
   }
 }

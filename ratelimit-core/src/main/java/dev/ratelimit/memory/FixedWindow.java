@@ -7,17 +7,20 @@ import dev.ratelimit.Policy;
 final class FixedWindow extends State {
   private long start = Long.MIN_VALUE;
   private long count;
+  /** The window {@code start} was computed for (0: unknown). */
+  private long startWindow;
 
   @Override
   Decision check(Policy p, long t, long c, boolean consume) {
     long window = p.windowMicros();
     long limit = p.limit();
-    long s = t - Math.floorMod(t, window);
+    long s = windowStart(t, window, start, startWindow); // t − t mod W
     long n = start == s ? count : 0;
     long windowEnd = s + window - t;
     if (n + c <= limit) {
       if (consume) {
         start = s;
+        startWindow = window;
         count = n + c;
         n += c;
       }
@@ -30,6 +33,7 @@ final class FixedWindow extends State {
   @Override
   void restore(long[] snapshot) {
     start = snapshot[0];
+    startWindow = 0;
     count = snapshot[1];
   }
 

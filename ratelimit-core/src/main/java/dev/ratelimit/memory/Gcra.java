@@ -29,28 +29,40 @@ final class Gcra extends State {
       tu = t;
       tf = 0;
     }
-    // new = tat + c·T
+    // new = tat + c·T (the fraction carries into whole µs only when it reaches L: no division
+    // on most checks, and none at all when L divides W)
     long nf = tf + c * r;
-    long nu = tu + c * q + nf / limit;
-    nf = nf % limit;
+    long nu = tu + c * q;
+    if (nf >= limit) {
+      nu += nf / limit;
+      nf = nf % limit;
+    }
     // allowAt = new − B·T, normalised so that 0 <= af < L
     long af = nf - burst * r;
-    long au = nu - burst * q + Math.floorDiv(af, limit);
-    af = Math.floorMod(af, limit);
+    long au = nu - burst * q;
+    if (af < 0 || af >= limit) {
+      au += Math.floorDiv(af, limit);
+      af = Math.floorMod(af, limit);
+    }
     if (au < t || (au == t && af == 0)) {
-      long delay = p.algorithm() == Algorithm.LEAKY_BUCKET ? tu - t + (tf > 0 ? 1 : 0) : 0;
+      long delay = p.algorithm() == Algorithm.LEAKY_BUCKET ? resetAfter(tu, tf, t) : 0; // tat − t
       if (!consume) {
         return Decision.allowed(p, available(t, tu, tf, limit, burst, q, r, window),
             resetAfter(tu, tf, t), delay);
       }
       tatUs = nu;
       tatFrac = nf;
-      return Decision.allowed(p, available(t, nu, nf, limit, burst, q, r, window),
-          resetAfter(nu, nf, t), delay);
+      // gcra_available(t, new): new − B·T is allowAt, computed above
+      return Decision.allowed(p, availableSince(t, au, af, limit, window), resetAfter(nu, nf, t), delay);
     }
+    return denied(p, t, tu, tf, au, af, q, r);
+  }
+
+  /** The denial at {@code t}: retryAfter = allowAt − t, rounded up to a whole µs. */
+  private static Decision denied(Policy p, long t, long tu, long tf, long au, long af, long q, long r) {
     long retryAfter = au - t + (af > 0 ? 1 : 0);
-    return Decision.denied(p, available(t, tu, tf, limit, burst, q, r, window), retryAfter,
-        resetAfter(tu, tf, t));
+    return Decision.denied(p, available(t, tu, tf, p.limit(), p.burst(), q, r, p.windowMicros()),
+        retryAfter, resetAfter(tu, tf, t));
   }
 
   /** Snapshot: {@code [tatMicros, tatFraction]}. */
@@ -64,8 +76,16 @@ final class Gcra extends State {
   private static long available(long t, long tu, long tf, long limit, long burst, long q, long r,
       long window) {
     long af = tf - burst * r;
-    long au = tu - burst * q + Math.floorDiv(af, limit);
-    af = Math.floorMod(af, limit);
+    long au = tu - burst * q;
+    if (af < 0 || af >= limit) {
+      au += Math.floorDiv(af, limit);
+      af = Math.floorMod(af, limit);
+    }
+    return availableSince(t, au, af, limit, window);
+  }
+
+  /** {@link #available} given {@code tat − B·T = au + af/L}. */
+  private static long availableSince(long t, long au, long af, long limit, long window) {
     long scaled = (t - au) * limit - af;
     return scaled <= 0 ? 0 : scaled / window;
   }

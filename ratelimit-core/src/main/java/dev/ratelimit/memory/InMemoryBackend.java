@@ -4,49 +4,84 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Policy.VarExpiration;
-import dev.ratelimit.Algorithm;
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.Require;
 import dev.ratelimit.spi.Backend;
-import java.util.ArrayList;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The embedded backend: all six algorithms in Java, state in a bounded Caffeine cache.
  *
- * <p>Each check is atomic per key (a lock striped by key, held for that key's work only). Memory is
- * bounded twice: at most {@link Builder#maximumKeys(long) maximumKeys} states (Caffeine's
- * W-TinyLFU keeps frequently used keys over one-off ones), and every state expires at the moment it
- * stops mattering. Expiry follows the limiter's clock, the latest {@code now} the backend was given,
- * so a {@link dev.ratelimit.ManualClock} moves expiry too.
+ * <p>State is kept per key: one entry holds the states of the policies used with that key, found
+ * with one lookup by the key itself, and each check is atomic under that entry's own lock, held for
+ * that key's work only. Memory is bounded twice: at most {@link Builder#maximumKeys(long)
+ * maximumKeys} states (Caffeine's W-TinyLFU keeps frequently used keys over one-off ones), and
+ * every key is dropped once its states stop mattering (are equivalent to fresh ones), one slack
+ * later: the policy's window, at least a second and at most an hour. Until it is dropped, an expired
+ * state simply behaves as a fresh one. Expiry follows the limiter's clock, the latest {@code now} the
+ * backend was given (to within 100 ms), so a {@link dev.ratelimit.ManualClock} moves expiry too.
  *
- * <p>Memory per key: one small object for every algorithm but SLIDING_LOG, which keeps one
- * {@code long} per admitted unit in the window (up to {@code limit}).
+ * <p>The hot path of a check on a known key is one lookup in a {@code ConcurrentHashMap} index beside
+ * the cache, one uncontended lock and the algorithm's arithmetic: Caffeine's bookkeeping (access
+ * order, frequency, expiry) is touched on one check in {@value #READ_SAMPLE} per key and when a
+ * key's deadline passes its slack, not on every check.
+ *
+ * <p>Memory per key: one small object per policy for every algorithm but SLIDING_LOG, which keeps
+ * one {@code long} per admitted unit in the window (up to {@code limit}), plus about 230 bytes for
+ * the cache entry, the index entry and the key's entry (lock, expiry).
  */
 public final class InMemoryBackend implements Backend {
-  private static final int STRIPES = 1 << 12;
+  /** One check in this many of a key records its read with the cache (frequency and access order). */
+  static final int READ_SAMPLE = 64;
+  /** How far the clock moves before the cache's view of it is updated by a check, ns. */
+  static final long TICK_NANOS = 100_000_000L;
 
-  private final Cache<StateKey, State> states;
-  private final VarExpiration<StateKey, State> expiration;
-  private final Object[] locks = new Object[STRIPES];
-  /** The limiter's clock as Caffeine sees it: the latest now, in ns. */
-  private final AtomicLong latestNanos = new AtomicLong(Long.MIN_VALUE);
+  private static final VarHandle LATEST;
+
+  static {
+    try {
+      LATEST = MethodHandles.lookup().findVarHandle(InMemoryBackend.class, "latestNanos", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private final Cache<String, Entry> entries;
+  private final ConcurrentMap<String, Entry> map;
+  /**
+   * The same entries by key, for the hot path's lookup: one hash lookup straight to the entry. The
+   * cache decides which entries stay (size, W-TinyLFU, expiry) and its eviction listener removes
+   * them from here; an entry is put here first, then in the cache, both under the entry's lock.
+   */
+  private final ConcurrentHashMap<String, Entry> index = new ConcurrentHashMap<>();
+  private final VarExpiration<String, Entry> expiration;
+  /** The limiter's clock as Caffeine sees it: the latest now, in ns; moved by at least 100 ms by checks. */
+  private volatile long latestNanos = Long.MIN_VALUE;
 
   private InMemoryBackend(long maximumKeys) {
-    for (int i = 0; i < STRIPES; i++) {
-      locks[i] = new Object();
-    }
-    this.states = Caffeine.newBuilder()
-        .maximumSize(maximumKeys)
-        .expireAfter(new UntilItStopsMattering())
-        .ticker(latestNanos::get)
+    this.entries = Caffeine.newBuilder()
+        .maximumWeight(maximumKeys)
+        .<String, Entry>weigher((key, entry) -> Math.max(1, entry.states))
+        .expireAfter(new UntilHold())
+        .ticker(() -> latestNanos)
         .executor(Runnable::run)
+        .evictionListener((String key, Entry entry, com.github.benmanes.caffeine.cache.RemovalCause cause) -> {
+          if (entry != null) {
+            entry.removed = true;
+            index.remove(key, entry);
+          }
+        })
         .build();
-    this.expiration = states.policy().expireVariably().orElseThrow();
+    this.map = entries.asMap();
+    this.expiration = entries.policy().expireVariably().orElseThrow();
   }
 
   /** A backend holding at most 1,000,000 keys. */
@@ -62,108 +97,296 @@ public final class InMemoryBackend implements Backend {
   @Override
   public Decision check(String key, Policy policy, long cost, long nowMicros) {
     observe(nowMicros);
-    StateKey id = new StateKey(key, policy.name(), policy.algorithm());
-    synchronized (lockFor(key)) {
-      State state = states.getIfPresent(id);
-      boolean fresh = state == null;
-      if (fresh) {
-        state = State.fresh(policy);
+    for (;;) {
+      Entry entry = index.get(key);
+      if (entry == null) {
+        State state = State.fresh(policy);
+        Decision decision = State.check(state, policy, nowMicros, cost, true);
+        if (!decision.allowed()) {
+          return decision; // cannot happen for a valid cost; stores nothing
+        }
+        Entry created = new Entry();
+        created.add(state, policy);
+        created.settle(state, policy);
+        created.lock();
+        try {
+          if (publish(key, created)) {
+            return decision;
+          }
+        } finally {
+          created.unlock();
+        }
+        continue; // another thread created the key first: check on its entry
       }
-      Decision decision = state.check(policy, nowMicros, cost, true);
-      if (decision.allowed()) {
-        store(id, state, fresh, policy, nowMicros);
+      Decision decision;
+      entry.lock();
+      try {
+        decision = checkLocked(key, entry, policy, cost, nowMicros);
+      } finally {
+        entry.unlock();
       }
+      if (decision != null) {
+        return decision;
+      }
+    }
+  }
+
+  /** A check on {@code entry}, its lock held; null when the entry was dropped: check again. */
+  private Decision checkLocked(String key, Entry entry, Policy policy, long cost, long nowMicros) {
+    if (entry.removed || dropIfExpired(key, entry)) {
+      return null;
+    }
+    if ((entry.visits++ & (READ_SAMPLE - 1)) == 0) {
+      entries.getIfPresent(key); // records the read: W-TinyLFU's frequency, access order
+    }
+    State state = entry.find(policy);
+    boolean added = state == null;
+    if (added) {
+      state = State.fresh(policy);
+    }
+    Decision decision = State.check(state, policy, nowMicros, cost, true);
+    if (!decision.allowed()) {
       return decision;
     }
+    if (added) {
+      entry.add(state, policy);
+    }
+    long hold = entry.settle(state, policy);
+    if (added) {
+      map.replace(key, entry, entry); // weighs the entry again and renews its expiry
+    } else if (hold != Entry.UNCHANGED) {
+      expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
+    }
+    if (entry.removed && !restore(key, entry)) {
+      return null; // dropped meanwhile and replaced: check again on the key's new entry
+    }
+    return decision;
   }
 
   @Override
   public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
-    observe(nowMicros);
+    observeExactly(nowMicros);
+    for (;;) {
+      Entry entry = index.get(key);
+      boolean created = entry == null;
+      if (created) {
+        entry = new Entry();
+      }
+      MultiDecision result;
+      entry.lock();
+      try {
+        result = checkAllLocked(key, entry, created, policies, cost, nowMicros);
+      } finally {
+        entry.unlock();
+      }
+      if (result != null) {
+        return result;
+      }
+    }
+  }
+
+  /** {@link #checkAll} on {@code entry}, its lock held; null when it must run again. */
+  private MultiDecision checkAllLocked(String key, Entry entry, boolean created, List<Policy> policies,
+      long cost, long nowMicros) {
+    if (entry.removed || (!created && dropIfExpired(key, entry))) {
+      return null;
+    }
     int size = policies.size();
-    StateKey[] ids = new StateKey[size];
     State[] found = new State[size];
     boolean[] fresh = new boolean[size];
-    List<Decision> decisions = new ArrayList<>(size);
-    synchronized (lockFor(key)) {
-      boolean allowed = true;
-      for (int i = 0; i < size; i++) {
-        Policy policy = policies.get(i);
-        ids[i] = new StateKey(key, policy.name(), policy.algorithm());
-        State state = states.getIfPresent(ids[i]);
-        fresh[i] = state == null;
-        found[i] = fresh[i] ? State.fresh(policy) : state;
-        Decision dryRun = found[i].check(policy, nowMicros, cost, false);
-        decisions.add(dryRun);
-        allowed &= dryRun.allowed();
-      }
-      if (!allowed) {
-        return new MultiDecision(false, decisions);
-      }
-      for (int i = 0; i < size; i++) {
-        Policy policy = policies.get(i);
-        decisions.set(i, found[i].check(policy, nowMicros, cost, true));
-        store(ids[i], found[i], fresh[i], policy, nowMicros);
-      }
-      return new MultiDecision(true, decisions);
+    Decision[] decisions = new Decision[size];
+    boolean allowed = true;
+    for (int i = 0; i < size; i++) {
+      Policy policy = policies.get(i);
+      State state = entry.find(policy);
+      fresh[i] = state == null;
+      found[i] = fresh[i] ? State.fresh(policy) : state;
+      decisions[i] = State.check(found[i], policy, nowMicros, cost, false);
+      allowed &= decisions[i].allowed();
     }
+    if (!allowed) {
+      return new MultiDecision(false, Arrays.asList(decisions));
+    }
+    boolean grew = false;
+    long hold = Entry.UNCHANGED;
+    for (int i = 0; i < size; i++) {
+      Policy policy = policies.get(i);
+      decisions[i] = State.check(found[i], policy, nowMicros, cost, true);
+      if (fresh[i]) {
+        entry.add(found[i], policy);
+        grew = true;
+      }
+      long h = entry.settle(found[i], policy);
+      hold = h != Entry.UNCHANGED ? h : hold;
+    }
+    MultiDecision result = new MultiDecision(true, Arrays.asList(decisions));
+    if (created) {
+      return publish(key, entry) ? result : null;
+    }
+    if (grew) {
+      map.replace(key, entry, entry);
+    } else if (hold != Entry.UNCHANGED) {
+      expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
+    }
+    if (entry.removed && !restore(key, entry)) {
+      return null;
+    }
+    return result;
   }
 
   @Override
   public Decision inspect(String key, Policy policy, long nowMicros) {
-    observe(nowMicros);
-    StateKey id = new StateKey(key, policy.name(), policy.algorithm());
-    synchronized (lockFor(key)) {
-      State state = states.getIfPresent(id);
-      return (state != null ? state : State.fresh(policy)).check(policy, nowMicros, 1, false);
+    observeExactly(nowMicros);
+    Entry entry = index.get(key);
+    if (entry != null) {
+      entry.lock();
+      try {
+        State state = entry.find(policy);
+        if (state != null) {
+          return State.check(state, policy, nowMicros, 1, false);
+        }
+      } finally {
+        entry.unlock();
+      }
     }
+    return State.check(State.fresh(policy), policy, nowMicros, 1, false);
   }
 
   @Override
   public void reset(String key, Policy policy, long nowMicros) {
-    synchronized (lockFor(key)) {
-      states.invalidate(new StateKey(key, policy.name(), policy.algorithm()));
+    observeExactly(nowMicros);
+    Entry entry = index.get(key);
+    if (entry == null) {
+      return;
+    }
+    entry.lock();
+    try {
+      if (entry.remove(policy) && entry.states == 0) {
+        entry.removed = true;
+        index.remove(key, entry);
+        map.remove(key, entry);
+      }
+    } finally {
+      entry.unlock();
     }
   }
 
   /**
-   * The number of (key, policy) states alive now on the limiter's clock; it walks every entry, so
-   * it is for tests and diagnostics, not for a hot path.
+   * The number of (key, policy) states alive now on the limiter's clock as the backend last saw it:
+   * the latest {@code now} of an {@code inspect}, {@code reset} or {@code checkAll} exactly, of a
+   * {@code check} to within 100 ms. It walks every entry, so it is for tests and diagnostics, not for
+   * a hot path.
    */
   public long size() {
-    states.cleanUp();
-    return states.asMap().keySet().stream().count();
+    entries.cleanUp();
+    long now = latestNanos == Long.MIN_VALUE ? Long.MIN_VALUE : Math.floorDiv(latestNanos, 1_000L);
+    long alive = 0;
+    for (Entry entry : map.values()) {
+      entry.lock();
+      try {
+        alive += entry.alive(now);
+      } finally {
+        entry.unlock();
+      }
+    }
+    return alive;
+  }
+
+  /**
+   * How many keys the cache holds now on its clock, whether or not their states still matter (for
+   * tests). Caffeine frees an expired entry's memory when its timer wheel reaches it, up to about a
+   * second (or, for long expiries, a minute) later; its views skip expired entries at once.
+   */
+  long heldKeys() {
+    entries.cleanUp();
+    return map.keySet().stream().count();
   }
 
   @Override
   public void close() {
-    states.invalidateAll();
+    entries.invalidateAll();
+    index.clear();
   }
 
   /**
-   * Records a state's new expiry: a new state is put; an existing one, already in the cache and
-   * mutated in place, only has its expiry moved (much cheaper than a put).
+   * Puts back an entry the cache dropped while a check (holding its lock) was changing it; false
+   * when another entry took the key meanwhile, so that the check must run again on that one.
    */
-  private void store(StateKey id, State state, boolean fresh, Policy policy, long nowMicros) {
-    state.expiresAt = state.computeExpiresAt(policy);
-    if (fresh) {
-      states.put(id, state);
-    } else {
-      expiration.setExpiresAfter(id, Math.max(0, state.expiresAt - nowMicros), TimeUnit.MICROSECONDS);
+  private boolean restore(String key, Entry entry) {
+    entry.removed = false;
+    if (publish(key, entry)) {
+      return true;
     }
+    entry.removed = true;
+    return false;
   }
 
-  private Object lockFor(String key) {
-    int h = key.hashCode();
-    return locks[(h ^ (h >>> 16)) & (STRIPES - 1)];
+  /**
+   * Removes {@code entry}, whose lock is held, when the cache holds it expired (its hold has passed
+   * on the cache's clock) and has not evicted it yet: its states no longer matter, and the cache
+   * would not move the expiry of an entry it counts as gone. The check runs again on a new entry.
+   */
+  private boolean dropIfExpired(String key, Entry entry) {
+    if (entry.holdNanos > latestNanos) {
+      return false;
+    }
+    entry.removed = true;
+    index.remove(key, entry);
+    map.remove(key, entry);
+    return true;
   }
 
+  /**
+   * Makes {@code entry}, whose lock is held, the key's entry: in the index, then in the cache (which
+   * may evict it at once, as it may any new key); false when the key has another entry already.
+   */
+  private boolean publish(String key, Entry entry) {
+    if (index.putIfAbsent(key, entry) != null) {
+      return false;
+    }
+    map.put(key, entry);
+    return true;
+  }
+
+  /** Moves the cache's clock forward when {@code nowMicros} is at least 100 ms past it: rare writes. */
   private void observe(long nowMicros) {
-    long nanos = nowMicros * 1_000L;
-    long seen = latestNanos.get();
-    while (nanos > seen && !latestNanos.compareAndSet(seen, nanos)) {
-      seen = latestNanos.get();
+    long nanos = nanos(nowMicros);
+    long seen = latestNanos;
+    if (nanos - TICK_NANOS > seen) {
+      advance(nanos, seen);
     }
+  }
+
+  /** Moves the cache's clock forward to exactly {@code nowMicros} when it is later. */
+  private void observeExactly(long nowMicros) {
+    advance(nanos(nowMicros), latestNanos);
+  }
+
+  private void advance(long nanos, long seen) {
+    while (nanos > seen && !LATEST.weakCompareAndSet(this, seen, nanos)) {
+      seen = latestNanos;
+    }
+  }
+
+  private static long nanos(long micros) {
+    return micros >= Long.MAX_VALUE / 1_000L ? Long.MAX_VALUE - TICK_NANOS
+        : micros <= Long.MIN_VALUE / 1_000L ? Long.MIN_VALUE + TICK_NANOS : micros * 1_000L;
+  }
+
+  /** Nanoseconds from {@code currentNanos} until {@code holdMicros}, at least 0, saturated. */
+  static long nanosUntil(long holdMicros, long currentNanos) {
+    if (holdMicros >= Long.MAX_VALUE / 1_000L) {
+      return Long.MAX_VALUE; // beyond the year 2262: Caffeine caps it
+    }
+    if (holdMicros <= Long.MIN_VALUE / 1_000L) {
+      return 0;
+    }
+    long holdNanos = holdMicros * 1_000L;
+    long until = holdNanos - currentNanos;
+    if (((holdNanos ^ currentNanos) & (holdNanos ^ until)) < 0) {
+      return holdNanos > currentNanos ? Long.MAX_VALUE : 0; // overflowed
+    }
+    return Math.max(0, until);
   }
 
   /** Configures an {@link InMemoryBackend}. */
@@ -172,7 +395,10 @@ public final class InMemoryBackend implements Backend {
 
     private Builder() {}
 
-    /** The most (key, policy) states held at once; default 1,000,000. */
+    /**
+     * The most (key, policy) states held at once; default 1,000,000. A key used with several
+     * policies counts once per policy.
+     */
     public Builder maximumKeys(long maximumKeys) {
       Require.argument(maximumKeys >= 1, "maximumKeys must be at least 1, was %s", maximumKeys);
       this.maximumKeys = maximumKeys;
@@ -185,34 +411,21 @@ public final class InMemoryBackend implements Backend {
     }
   }
 
-  private record StateKey(String key, String policyName, Algorithm algorithm) {}
-
-  /** Each state lives until the moment it is equivalent to a fresh one. */
-  private final class UntilItStopsMattering implements Expiry<StateKey, State> {
+  /** Each entry lives until its hold; reads do not move it. */
+  private static final class UntilHold implements Expiry<String, Entry> {
     @Override
-    public long expireAfterCreate(StateKey key, State state, long currentTime) {
-      return untilExpiry(state, currentTime);
+    public long expireAfterCreate(String key, Entry entry, long currentTime) {
+      return nanosUntil(entry.hold, currentTime);
     }
 
     @Override
-    public long expireAfterUpdate(StateKey key, State state, long currentTime, long currentDuration) {
-      return untilExpiry(state, currentTime);
+    public long expireAfterUpdate(String key, Entry entry, long currentTime, long currentDuration) {
+      return nanosUntil(entry.hold, currentTime);
     }
 
     @Override
-    public long expireAfterRead(StateKey key, State state, long currentTime, long currentDuration) {
+    public long expireAfterRead(String key, Entry entry, long currentTime, long currentDuration) {
       return currentDuration;
-    }
-
-    private long untilExpiry(State state, long currentTime) {
-      if (state.expiresAt == Long.MIN_VALUE) {
-        return 0;
-      }
-      if (state.expiresAt >= Long.MAX_VALUE / 1_000L) {
-        return Long.MAX_VALUE; // beyond the year 2262: Caffeine caps it
-      }
-      long nanos = state.expiresAt * 1_000L - currentTime;
-      return Math.max(0, nanos);
     }
   }
 }

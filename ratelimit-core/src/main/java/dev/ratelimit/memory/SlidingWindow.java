@@ -12,12 +12,14 @@ final class SlidingWindow extends State {
   private long start = Long.MIN_VALUE;
   private long previous;
   private long current;
+  /** The window {@code start} was computed for (0: unknown). */
+  private long startWindow;
 
   @Override
   Decision check(Policy p, long t, long c, boolean consume) {
     long window = p.windowMicros();
     long limit = p.limit();
-    long s = t - Math.floorMod(t, window);
+    long s = windowStart(t, window, start, startWindow); // t − t mod W
     long prev = 0;
     long n = 0;
     if (start == s) {
@@ -32,6 +34,7 @@ final class SlidingWindow extends State {
     if (weighted <= (limit - n - c) * window) {
       if (consume) {
         start = s;
+        startWindow = window;
         previous = prev;
         current = n + c;
         n += c;
@@ -49,6 +52,7 @@ final class SlidingWindow extends State {
   @Override
   void restore(long[] snapshot) {
     start = snapshot[0];
+    startWindow = 0;
     previous = snapshot[1];
     current = snapshot[2];
   }

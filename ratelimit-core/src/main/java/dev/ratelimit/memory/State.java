@@ -10,6 +10,11 @@ import dev.ratelimit.Policy;
 abstract class State {
   /** When this state stops mattering (is equivalent to a fresh one), in epoch µs. */
   long expiresAt;
+  /** The identity of the policy this state is for, within its key's {@link Entry}. */
+  String policyName;
+  dev.ratelimit.Algorithm algorithm;
+  /** The next state of the same key (another policy), or null. */
+  State next;
 
   /**
    * Evaluates a check of {@code c} units at {@code t}. When it is allowed and {@code consume} is
@@ -26,6 +31,32 @@ abstract class State {
    */
   abstract void restore(long[] snapshot);
 
+  /**
+   * {@link #check} of {@code s}, a state of {@code p}'s algorithm, dispatched on the algorithm: a
+   * direct call to a final class that the JIT can inline, where a virtual call on a key's state
+   * would be megamorphic as soon as a process uses three algorithms.
+   */
+  static Decision check(State s, Policy p, long t, long c, boolean consume) {
+    return switch (p.algorithm()) {
+      case FIXED_WINDOW -> ((FixedWindow) s).check(p, t, c, consume);
+      case SLIDING_LOG -> ((SlidingLog) s).check(p, t, c, consume);
+      case SLIDING_WINDOW -> ((SlidingWindow) s).check(p, t, c, consume);
+      case TOKEN_BUCKET -> ((TokenBucket) s).check(p, t, c, consume);
+      case GCRA, LEAKY_BUCKET -> ((Gcra) s).check(p, t, c, consume);
+    };
+  }
+
+  /** {@link #computeExpiresAt} of {@code s}, dispatched as {@link #check(State, Policy, long, long, boolean)}. */
+  static long computeExpiresAt(State s, Policy p) {
+    return switch (p.algorithm()) {
+      case FIXED_WINDOW -> ((FixedWindow) s).computeExpiresAt(p);
+      case SLIDING_LOG -> ((SlidingLog) s).computeExpiresAt(p);
+      case SLIDING_WINDOW -> ((SlidingWindow) s).computeExpiresAt(p);
+      case TOKEN_BUCKET -> ((TokenBucket) s).computeExpiresAt(p);
+      case GCRA, LEAKY_BUCKET -> ((Gcra) s).computeExpiresAt(p);
+    };
+  }
+
   static State fresh(Policy p) {
     return switch (p.algorithm()) {
       case FIXED_WINDOW -> new FixedWindow();
@@ -34,6 +65,24 @@ abstract class State {
       case TOKEN_BUCKET -> new TokenBucket();
       case GCRA, LEAKY_BUCKET -> new Gcra();
     };
+  }
+
+  /**
+   * The window start {@code s = t − t mod W}; without a division when {@code t} lies in the window
+   * starting at {@code start} (computed for the same {@code W}, as {@code startWindow} says) or in
+   * the next one.
+   */
+  static long windowStart(long t, long window, long start, long startWindow) {
+    if (window == startWindow) {
+      long d = t - start;
+      if (d >= 0 && d < window) {
+        return start;
+      }
+      if (d >= window && d - window < window) {
+        return start + window;
+      }
+    }
+    return t - Math.floorMod(t, window);
   }
 
   /** {@code ceil(a / b)} for {@code b > 0}. */

@@ -22,7 +22,7 @@ final class TokenBucket extends State {
     if (!fresh) {
       long elapsed = Math.max(0, t - last);
       long missing = capacity - credits;
-      tokens = missing <= 0 || elapsed > missing / limit ? capacity : credits + elapsed * limit;
+      tokens = missing <= 0 || refills(elapsed, limit, missing) ? capacity : credits + elapsed * limit;
     }
     long need = c * window;
     if (tokens >= need) {
@@ -35,6 +35,15 @@ final class TokenBucket extends State {
     }
     return Decision.denied(p, tokens / window, ceilDiv(need - tokens, limit),
         ceilDiv(capacity - tokens, limit));
+  }
+
+  /**
+   * Whether {@code elapsed} µs refill more than {@code missing} credits, {@code elapsed > missing / L}
+   * in the script, as {@code elapsed·L > missing} without overflow and without a division.
+   */
+  private static boolean refills(long elapsed, long limit, long missing) {
+    long credited = elapsed * limit;
+    return Math.multiplyHigh(elapsed, limit) != 0 || credited < 0 || credited > missing;
   }
 
   /** Snapshot: {@code [credits, last]}. */

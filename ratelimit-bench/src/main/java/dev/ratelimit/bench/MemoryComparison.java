@@ -1,0 +1,404 @@
+package dev.ratelimit.bench;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.ManualClock;
+import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.bench.ReferenceWorkload.Workload;
+import dev.ratelimit.memory.InMemoryBackend;
+import io.github.bucket4j.Bandwidth;
+import io.github.bucket4j.Bucket;
+import io.github.bucket4j.TimeMeter;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
+
+/**
+ * The in-memory reference workload, ours against Bucket4j's local bucket, side by side in one run
+ * on the same workload: 200,000 checks round-robin over 1,000 keys, 100 per 60 s, a {@link
+ * ManualClock} advancing 0.5 ms per check from epoch second 1,700,000,000, read by both (Bucket4j
+ * through a {@link TimeMeter} on the same clock). Bucket4j is one local bucket per key (capacity
+ * 100, greedy refill 100 per minute, the default lock-free synchronization) in a {@link
+ * ConcurrentHashMap}, checked with {@code tryConsume(1)}; it has one algorithm, so each of ours is
+ * paired with a Bucket4j run made right after it, and the ratio is taken within the pair. For
+ * reference, also Bucket4j checked with {@code tryConsumeAndReturnRemaining(1)}, whose answer
+ * (remaining, wait until refill) is closer to what our {@code Decision} carries ("probe").
+ *
+ * <p>Per round and algorithm: an untimed pass (checks/s over the whole run; ours and Bucket4j's
+ * alternate three times on fresh state and the best of each counts, since the machine is shared and
+ * a run is only a few milliseconds; also per second of the thread's CPU time, which time spent
+ * descheduled by other processes does not inflate: the "cpu ratio") and a timed pass
+ * ({@code System.nanoTime()} around each check; p50 and p99 in ns, the timer's own cost included,
+ * for both alike). Then the median over the rounds. Then scaling: the same 200,000 checks by two
+ * threads, each on its own 500 keys, one limiter (or one bucket map) and one clock shared (a
+ * {@link SharedStepClock}: together the threads move it 0.5 ms per check), against one thread
+ * doing all of them the same way; scaling = checks/s with 2 threads ÷ with 1. A scaling run is five
+ * times the workload (1,000,000 checks) so that it lasts long enough to time two threads.
+ *
+ * <p>Options: {@code --rounds N} (default 5), {@code --warmup N} (default 3) untimed rounds first,
+ * {@code --no-scaling}, {@code --algorithms GCRA,FIXED_WINDOW} (default all).
+ */
+public final class MemoryComparison {
+  private static final Workload W = Workload.REFERENCE;
+
+  private MemoryComparison() {}
+
+  /** One paired measurement. */
+  record Pair(double ours, double theirs, long oursAllowed, long theirsAllowed, double oursCpu,
+      double theirsCpu, double probes) {
+    double probeRatio() {
+      return ours / probes;
+    }
+
+    double ratio() {
+      return ours / theirs;
+    }
+
+    double cpuRatio() {
+      return oursCpu / theirsCpu;
+    }
+  }
+
+  /** Runs the comparison; see the class comment for the options. */
+  public static void main(String[] args) throws Exception {
+    int rounds = 5;
+    int warmup = 3;
+    boolean scaling = true;
+    Algorithm[] algorithms = Algorithm.values();
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+        case "--warmup" -> warmup = Integer.parseInt(args[++i]);
+        case "--no-scaling" -> scaling = false;
+        case "--algorithms" -> algorithms = java.util.Arrays.stream(args[++i].split(","))
+            .map(Algorithm::valueOf).toArray(Algorithm[]::new);
+        default -> {
+          System.err.println("unknown option " + args[i]
+              + "; options: --rounds N, --warmup N, --no-scaling, --algorithms A,B");
+          System.exit(2);
+        }
+      }
+    }
+    for (int w = 0; w < warmup; w++) {
+      for (Algorithm a : algorithms) {
+        throughput(a, true);
+        throughput(a, false);
+        latency(a, true);
+        latency(a, false);
+      }
+    }
+    System.out.printf(Locale.ROOT, "clock advance alone (the loop's floor): %.1f ns per check%n%n",
+        1e9 / floor());
+    Map<Algorithm, List<Pair>> speed = new EnumMap<>(Algorithm.class);
+    Map<Algorithm, List<long[]>> lat = new EnumMap<>(Algorithm.class);
+    System.out.println("| round | algorithm      | allowed % | ours checks/s | bucket4j checks/s | ratio | cpu ratio | ours p50/p99 ns | b4j p50/p99 ns |");
+    System.out.println("|-------|----------------|-----------|---------------|-------------------|-------|-----------|-----------------|----------------|");
+    for (int r = 1; r <= rounds; r++) {
+      for (Algorithm a : algorithms) {
+        double[] ours = {0, 0, 0};
+        double[] theirs = {0, 0, 0};
+        double probes = 0;
+        for (int b = 0; b < BEST_OF; b++) { // alternating, the best of each: the machine is shared
+          double[] o = throughput(a, true);
+          double[] t = throughput(a, false);
+          ours = new double[] {Math.max(ours[0], o[0]), o[1], Math.max(ours[2], o[2])};
+          theirs = new double[] {Math.max(theirs[0], t[0]), t[1], Math.max(theirs[2], t[2])};
+          probes = Math.max(probes, throughput(a, false, true)[0]);
+        }
+        long[] ol = latency(a, true);
+        long[] tl = latency(a, false);
+        Pair p = new Pair(ours[0], theirs[0], (long) ours[1], (long) theirs[1], ours[2], theirs[2], probes);
+        speed.computeIfAbsent(a, k -> new ArrayList<>()).add(p);
+        lat.computeIfAbsent(a, k -> new ArrayList<>()).add(new long[] {ol[0], ol[1], tl[0], tl[1]});
+        System.out.printf(Locale.ROOT, "| %5d | %-14s | %9.2f | %13.0f | %17.0f | %5.2f | %9.2f | %7d / %5d | %6d / %5d |%n",
+            r, a, 100.0 * p.oursAllowed() / W.checks(), p.ours(), p.theirs(), p.ratio(), p.cpuRatio(),
+            ol[0], ol[1], tl[0], tl[1]);
+      }
+    }
+    System.out.println();
+    System.out.println("Medians over " + rounds + " rounds (bucket4j allowed % for reference: "
+        + String.format(Locale.ROOT, "%.2f", 100.0 * speed.get(algorithms[0]).get(0).theirsAllowed() / W.checks()) + ")");
+    System.out.println("| algorithm      | allowed % | ours checks/s | bucket4j checks/s | ratio (median of rounds) | min ratio | cpu ratio (median) | ours p50 / p99 ns | b4j p50 / p99 ns | b4j probe checks/s | ratio vs probe |");
+    System.out.println("|----------------|-----------|---------------|-------------------|--------------------------|-----------|--------------------|-------------------|------------------|--------------------|----------------|");
+    for (Algorithm a : algorithms) {
+      List<Pair> ps = speed.get(a);
+      List<long[]> ls = lat.get(a);
+      System.out.printf(Locale.ROOT, "| %-14s | %9.2f | %13.0f | %17.0f | %24.2f | %9.2f | %18.2f | %7.0f / %7.0f | %6.0f / %7.0f | %18.0f | %14.2f |%n",
+          a, 100.0 * ps.get(0).oursAllowed() / W.checks(),
+          median(ps.stream().mapToDouble(Pair::ours).toArray()),
+          median(ps.stream().mapToDouble(Pair::theirs).toArray()),
+          median(ps.stream().mapToDouble(Pair::ratio).toArray()),
+          ps.stream().mapToDouble(Pair::ratio).min().orElseThrow(),
+          median(ps.stream().mapToDouble(Pair::cpuRatio).toArray()),
+          median(ls.stream().mapToDouble(l -> l[0]).toArray()),
+          median(ls.stream().mapToDouble(l -> l[1]).toArray()),
+          median(ls.stream().mapToDouble(l -> l[2]).toArray()),
+          median(ls.stream().mapToDouble(l -> l[3]).toArray()),
+          median(ps.stream().mapToDouble(Pair::probes).toArray()),
+          median(ps.stream().mapToDouble(Pair::probeRatio).toArray()));
+    }
+    if (!scaling) {
+      return;
+    }
+    System.out.println();
+    System.out.println("Scaling: 2 threads, each its own 500 keys, one shared limiter / bucket map and one shared clock"
+        + " (0.5 ms per check in all), vs 1 thread with all 1,000 keys the same way; " + SCALING_CHECKS + " checks per run; medians of " + rounds + " rounds");
+    System.out.println("| algorithm      | ours 1T checks/s | ours 2T checks/s | ours scaling | b4j 1T checks/s | b4j 2T checks/s | b4j scaling |");
+    System.out.println("|----------------|------------------|------------------|--------------|-----------------|-----------------|-------------|");
+    for (Algorithm a : algorithms) {
+      double[][] runs = new double[4][rounds];
+      for (int r = 0; r < rounds; r++) {
+        runs[0][r] = threaded(a, true, 1);
+        runs[1][r] = threaded(a, true, 2);
+        runs[2][r] = threaded(a, false, 1);
+        runs[3][r] = threaded(a, false, 2);
+      }
+      double[] oursScale = new double[rounds];
+      double[] theirScale = new double[rounds];
+      for (int r = 0; r < rounds; r++) {
+        oursScale[r] = runs[1][r] / runs[0][r];
+        theirScale[r] = runs[3][r] / runs[2][r];
+      }
+      System.out.printf(Locale.ROOT, "| %-14s | %16.0f | %16.0f | %12.2f | %15.0f | %15.0f | %11.2f |%n", a,
+          median(runs[0]), median(runs[1]), median(oursScale), median(runs[2]), median(runs[3]), median(theirScale));
+    }
+  }
+
+  /** Checks per scaling run: five times the workload's, so that a run lasts tens of milliseconds. */
+  static final int SCALING_CHECKS = 5 * W.checks();
+
+  /** Throughput pairs measured per round and side, alternating; the best counts. */
+  static final int BEST_OF = 3;
+
+  private static double[] best(double[] a, double[] b) {
+    return a[0] >= b[0] ? a : b;
+  }
+
+  static double median(double[] values) {
+    double[] v = values.clone();
+    Arrays.sort(v);
+    int n = v.length;
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+
+  private static String[] keys(int from, int count) {
+    String[] keys = new String[count];
+    for (int i = 0; i < count; i++) {
+      keys[i] = "user:" + (from + i);
+    }
+    return keys;
+  }
+
+  /** A check: ours or Bucket4j's, on a workload's clock. */
+  interface Checker extends AutoCloseable {
+    boolean check(String key);
+
+    @Override
+    default void close() {}
+  }
+
+  static Checker ours(Algorithm algorithm, InstantSource clock) {
+    Policy policy = W.policy(algorithm);
+    RateLimiter limiter = RateLimiter.builder().clock(clock).backend(InMemoryBackend.create()).build();
+    return new Checker() {
+      @Override
+      public boolean check(String key) {
+        return limiter.check(key, policy).allowed();
+      }
+
+      @Override
+      public void close() {
+        limiter.close();
+      }
+    };
+  }
+
+  static Checker bucket4j(InstantSource clock) {
+    return bucket4j(clock, false);
+  }
+
+  /**
+   * Bucket4j's local buckets; with {@code probe}, checked with {@code tryConsumeAndReturnRemaining(1)},
+   * whose answer (remaining, wait until refill) is what our {@code Decision} carries, else with
+   * {@code tryConsume(1)}, a bare boolean.
+   */
+  static Checker bucket4j(InstantSource clock, boolean probe) {
+    TimeMeter meter = new TimeMeter() {
+      @Override
+      public long currentTimeNanos() {
+        if (clock instanceof ManualClock manual) {
+          return manual.epochMicros() * 1_000L; // as cheap as our limiter's read, and as precise
+        }
+        Instant now = clock.instant();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+      }
+
+      @Override
+      public boolean isWallClockBased() {
+        return false;
+      }
+    };
+    Bandwidth limit = Bandwidth.builder().capacity(W.limit()).refillGreedy(W.limit(), W.window()).build();
+    ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
+    return key -> {
+      Bucket b = buckets.get(key);
+      if (b == null) {
+        b = buckets.computeIfAbsent(key, k -> Bucket.builder().addLimit(limit).withCustomTimePrecision(meter).build());
+      }
+      return probe ? b.tryConsumeAndReturnRemaining(1).isConsumed() : b.tryConsume(1);
+    };
+  }
+
+  private static final java.lang.management.ThreadMXBean THREADS =
+      java.lang.management.ManagementFactory.getThreadMXBean();
+
+  /** Untimed: {checks/s, allowed, checks per second of this thread's CPU time}. */
+  static double[] throughput(Algorithm algorithm, boolean ours) {
+    return throughput(algorithm, ours, false);
+  }
+
+  /** Untimed: {checks/s, allowed, checks per CPU second}; Bucket4j with probes when {@code probe}. */
+  static double[] throughput(Algorithm algorithm, boolean ours, boolean probe) {
+    ManualClock clock = ManualClock.at(ReferenceWorkload.START);
+    String[] keys = keys(0, W.keys());
+    long allowed = 0;
+    try (Checker c = ours ? ours(algorithm, clock) : bucket4j(clock, probe)) {
+      long cpu = THREADS.getCurrentThreadCpuTime();
+      long start = System.nanoTime();
+      for (int i = 0, k = 0; i < W.checks(); i++) {
+        allowed += c.check(keys[k]) ? 1 : 0;
+        k = k + 1 == keys.length ? 0 : k + 1;
+        clock.advanceMicros(W.stepMicros());
+      }
+      long elapsed = System.nanoTime() - start;
+      cpu = THREADS.getCurrentThreadCpuTime() - cpu;
+      return new double[] {W.checks() * 1e9 / elapsed, allowed, W.checks() * 1e9 / cpu};
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Timed, one check at a time: {p50 ns, p99 ns}. */
+  static long[] latency(Algorithm algorithm, boolean ours) {
+    ManualClock clock = ManualClock.at(ReferenceWorkload.START);
+    String[] keys = keys(0, W.keys());
+    long[] nanos = new long[W.checks()];
+    long allowed = 0;
+    try (Checker c = ours ? ours(algorithm, clock) : bucket4j(clock)) {
+      for (int i = 0, k = 0; i < W.checks(); i++) {
+        long t0 = System.nanoTime();
+        boolean ok = c.check(keys[k]);
+        nanos[i] = System.nanoTime() - t0;
+        allowed += ok ? 1 : 0;
+        k = k + 1 == keys.length ? 0 : k + 1;
+        clock.advanceMicros(W.stepMicros());
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+    if (allowed < 0) {
+      throw new AssertionError();
+    }
+    Arrays.sort(nanos);
+    return new long[] {nanos[nanos.length / 2], nanos[(int) (nanos.length * 0.99)]};
+  }
+
+  /** The loop with no check: only the clock's advance, checks/s. */
+  static double floor() {
+    ManualClock clock = ManualClock.at(ReferenceWorkload.START);
+    long best = Long.MAX_VALUE;
+    for (int r = 0; r < 5; r++) {
+      long start = System.nanoTime();
+      for (int i = 0; i < W.checks(); i++) {
+        clock.advanceMicros(W.stepMicros());
+      }
+      best = Math.min(best, System.nanoTime() - start);
+    }
+    return W.checks() * 1e9 / best;
+  }
+
+  /**
+   * One clock for all threads, cheap to read and to move: each thread counts its own checks and
+   * publishes the count every {@value #PUBLISH_EVERY} checks (to a slot of its own, 128 bytes from
+   * the others); the time is the start plus the sum of the counts times the workload's step. So
+   * both threads together move it 0.5 ms per check, as one thread does alone, in steps of at most
+   * 32 ms, and reading it does not bounce a cache line written on every check.
+   */
+  static final class SharedStepClock implements InstantSource {
+    static final int PUBLISH_EVERY = 64;
+    private static final int STRIDE = 16;
+    private final java.util.concurrent.atomic.AtomicLongArray counts;
+    private final int threads;
+
+    SharedStepClock(int threads) {
+      this.threads = threads;
+      this.counts = new java.util.concurrent.atomic.AtomicLongArray(threads * STRIDE + STRIDE);
+    }
+
+    void publish(int thread, long count) {
+      counts.setRelease((thread + 1) * STRIDE, count);
+    }
+
+    @Override
+    public Instant instant() {
+      long sum = 0;
+      for (int t = 1; t <= threads; t++) {
+        sum += counts.getAcquire(t * STRIDE);
+      }
+      return ReferenceWorkload.START.plusNanos(sum * W.stepMicros() * 1_000L);
+    }
+  }
+
+  /** {@code threads} threads sharing one checker and one clock, each on its own keys: checks/s. */
+  static double threaded(Algorithm algorithm, boolean ours, int threads) throws Exception {
+    int perThread = SCALING_CHECKS / threads;
+    int keysPerThread = W.keys() / threads;
+    SharedStepClock clock = new SharedStepClock(threads);
+    CyclicBarrier start = new CyclicBarrier(threads + 1);
+    CyclicBarrier end = new CyclicBarrier(threads + 1);
+    try (Checker c = ours ? ours(algorithm, clock) : bucket4j(clock)) {
+      List<Thread> workers = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        String[] keys = keys(t * keysPerThread, keysPerThread);
+        int self = t;
+        Thread worker = new Thread(() -> {
+          try {
+            start.await();
+            long allowed = 0;
+            for (int i = 0, k = 0; i < perThread; i++) {
+              allowed += c.check(keys[k]) ? 1 : 0;
+              k = k + 1 == keys.length ? 0 : k + 1;
+              if ((i + 1) % SharedStepClock.PUBLISH_EVERY == 0) {
+                clock.publish(self, i + 1);
+              }
+            }
+            if (allowed < 0) {
+              throw new AssertionError();
+            }
+            end.await();
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
+        workers.add(worker);
+        worker.start();
+      }
+      start.await();
+      long t0 = System.nanoTime();
+      end.await();
+      long elapsed = System.nanoTime() - t0;
+      for (Thread w : workers) {
+        w.join();
+      }
+      return SCALING_CHECKS * 1e9 / elapsed;
+    }
+  }
+}
