@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs every measurement quoted in docs/benchmarks.md, one after another, and keeps the raw output
+# in ratelimit-bench/target/report/. Run from the repository root on a machine doing nothing else;
+# it starts (and stops) its own redis-server processes on free loopback ports.
+#   ratelimit-bench/report.sh            # everything, about 20 minutes on 2 cores
+#   ratelimit-bench/report.sh memory     # one part: memory, redis, cluster, hot, roundtrips, jmh, load, chart
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=ratelimit-bench/target/report
+jar=ratelimit-bench/target/benchmarks.jar
+parts=("${@:-memory redis cluster hot roundtrips jmh load chart}")
+parts=(${parts[@]})
+
+if [[ ! -f $jar ]]; then
+  ./mvnw -B -q -pl ratelimit-bench -am -DskipTests package
+fi
+mkdir -p "$out"
+{ date -u; uname -srm; lscpu | grep -E 'Model name|^CPU\(s\)'; java -version 2>&1 | head -1; redis-server --version; uptime; } \
+  > "$out/machine.txt"
+
+for part in "${parts[@]}"; do
+  echo "== $part (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+  case $part in
+    memory)     java -cp $jar dev.ratelimit.bench.MemoryComparison --rounds 5 --warmup 3 | tee "$out/memory.txt" ;;
+    redis)      java -cp $jar dev.ratelimit.bench.RedisPeers --seconds 4 --rounds 3 | tee "$out/redis-peers.txt" ;;
+    cluster)    java -cp $jar dev.ratelimit.bench.ReferenceWorkload --cluster --warmup 5 | tee "$out/reference.txt" ;;
+    hot)        java -cp $jar dev.ratelimit.bench.HotDeniedKey --seconds 3 --rounds 3 | tee "$out/hot-denied-key.txt" ;;
+    roundtrips) java -cp $jar dev.ratelimit.bench.RoundTrips | tee "$out/round-trips.txt" ;;
+    jmh)        java -jar $jar CheckBenchmark -p algorithm=GCRA,SLIDING_LOG -p keys=1,1000 -f 1 -wi 3 -i 5 -t 1 -prof gc \
+                  | tee "$out/jmh-1-thread.txt" ;;
+    load)       rm -f examples/ratelimit-service/target/load-report.md
+                ./mvnw -B -q -Pload -pl examples/ratelimit-service -am verify | tee "$out/load.txt"
+                cp examples/ratelimit-service/target/load-report.md "$out/load-report.md" ;;
+    chart)      java -cp $jar dev.ratelimit.bench.AdmissionChart docs/admissions.svg | tee "$out/chart.txt" ;;
+    *)          echo "unknown part: $part" >&2; exit 2 ;;
+  esac
+done
+echo "raw output in $out"
