@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
@@ -56,13 +57,21 @@ public final class RedisBackend implements Backend {
   public static final String DEFAULT_PREFIX = "rl";
   /** The default per-call timeout. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(200);
+  /** The default most checks in one batch. */
+  public static final int DEFAULT_MAX_BATCH = 128;
+  /** The default calls in flight per server (per hash slot in a Cluster) before checks batch. */
+  public static final int DEFAULT_BATCHES_IN_FLIGHT = 2;
 
   private final RedissonClient client;
   private final RScript script;
   private final RedisKeys keys;
   private final Map<Algorithm, Lua> check = new EnumMap<>(Algorithm.class);
   private final Lua checkAll;
+  private final Lua checkBatch;
   private final boolean serverTime;
+  /** Batches single-policy checks; null when batching is off. */
+  private final Dispatcher dispatcher;
+  private final long timeoutNanos;
   /** With server time: Redis's clock minus the limiter's, in µs, as last seen. */
   private volatile long serverOffset;
 
@@ -79,9 +88,25 @@ public final class RedisBackend implements Backend {
       check.put(algorithm, new Lua(scripts.check(algorithm)));
     }
     this.checkAll = new Lua(scripts.checkAll());
+    this.checkBatch = new Lua(scripts.checkBatch());
+    this.timeoutNanos = builder.timeout.toNanos();
+    this.dispatcher = builder.maxBatch < 2 ? null : new Dispatcher(new Dispatcher.Sender() {
+      @Override
+      public CompletionStage<List<Object>> one(Dispatcher.Check c) {
+        return evalAsync(c.lua(), c.keys(), c.args());
+      }
+
+      @Override
+      public CompletionStage<List<Object>> batch(List<Dispatcher.Check> checks) {
+        return evalBatch(checks);
+      }
+    }, builder.batchesInFlight, builder.maxBatch, client.getConfig().isClusterConfig());
     if (builder.loadScripts) {
       check.values().stream().distinct().forEach(this::load);
       load(checkAll);
+      if (dispatcher != null) {
+        load(checkBatch);
+      }
     }
   }
 
@@ -118,11 +143,11 @@ public final class RedisBackend implements Backend {
 
   private Evaluation evaluate(String key, Policy policy, long cost, long nowMicros, boolean apply) {
     long estimate = nowMicros + serverOffset;
-    List<Object> reply = eval(check.get(policy.algorithm()), checkKeys(key, policy, estimate),
+    List<Object> reply = evalCheck(check.get(policy.algorithm()), checkKeys(key, policy, estimate),
         args(policy, estimate, cost, apply));
     if (number(reply, 0) == -1) { // server time: its window is not the estimate's; decide at its time
       long t = number(reply, 5);
-      reply = eval(check.get(policy.algorithm()), checkKeys(key, policy, t), args(policy, t, cost, apply));
+      reply = evalCheck(check.get(policy.algorithm()), checkKeys(key, policy, t), args(policy, t, cost, apply));
       requireWindowFound(number(reply, 0));
     }
     return evaluation(policy, reply, nowMicros);
@@ -132,13 +157,13 @@ public final class RedisBackend implements Backend {
   public CompletionStage<Evaluation> evaluateAsync(String key, Policy policy, long cost, long nowMicros) {
     long estimate = nowMicros + serverOffset;
     Lua lua = check.get(policy.algorithm());
-    return evalAsync(lua, checkKeys(key, policy, estimate), args(policy, estimate, cost, true))
+    return evalCheckAsync(lua, checkKeys(key, policy, estimate), args(policy, estimate, cost, true))
         .thenCompose(reply -> {
           if (number(reply, 0) != -1) {
             return CompletableFuture.completedStage(reply);
           }
           long t = number(reply, 5);
-          return evalAsync(lua, checkKeys(key, policy, t), args(policy, t, cost, true)).thenApply(again -> {
+          return evalCheckAsync(lua, checkKeys(key, policy, t), args(policy, t, cost, true)).thenApply(again -> {
             requireWindowFound(number(again, 0));
             return again;
           });
@@ -306,6 +331,49 @@ public final class RedisBackend implements Backend {
     return (Long) reply.get(index);
   }
 
+  /** One single-policy check, through the dispatcher when batching, waited for. */
+  private List<Object> evalCheck(Lua lua, List<Object> scriptKeys, Object[] args) {
+    if (dispatcher == null) {
+      return eval(lua, scriptKeys, args);
+    }
+    try {
+      return evalCheckAsync(lua, scriptKeys, args).toCompletableFuture().join();
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof RuntimeException cause) {
+        throw cause;
+      }
+      throw e;
+    }
+  }
+
+  /** One single-policy check: alone when idle, else with the next batch (see {@link Dispatcher}). */
+  private CompletionStage<List<Object>> evalCheckAsync(Lua lua, List<Object> scriptKeys, Object[] args) {
+    if (dispatcher == null) {
+      return evalAsync(lua, scriptKeys, args);
+    }
+    return dispatcher.submit(new Dispatcher.Check(lua, scriptKeys, args, System.nanoTime() + timeoutNanos,
+        new CompletableFuture<>()));
+  }
+
+  /** Several checks as one call of check_batch.lua: its ARGV is count, then per check key count and ARGV. */
+  private CompletionStage<List<Object>> evalBatch(List<Dispatcher.Check> checks) {
+    List<Object> batchKeys = new ArrayList<>(checks.size() * 2);
+    Object[] batchArgs = new Object[1 + 9 * checks.size()];
+    batchArgs[0] = checks.size();
+    int a = 1;
+    for (Dispatcher.Check c : checks) {
+      batchKeys.addAll(c.keys());
+      batchArgs[a] = c.keys().size();
+      Object[] args = c.args();
+      System.arraycopy(args, 0, batchArgs, a + 1, args.length);
+      if (args.length == 7) {
+        batchArgs[a + 8] = ""; // no window index: not server time
+      }
+      a += 9;
+    }
+    return evalAsync(checkBatch, batchKeys, batchArgs);
+  }
+
   private List<Object> eval(Lua lua, List<Object> scriptKeys, Object[] args) {
     try {
       return script.evalSha(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args);
@@ -349,7 +417,7 @@ public final class RedisBackend implements Backend {
   }
 
   /** A script's text and its SHA-1, which is what Redis names it by. */
-  private record Lua(String text, String sha) {
+  record Lua(String text, String sha) {
     Lua(String text) {
       this(text, sha1(text));
     }
@@ -371,6 +439,8 @@ public final class RedisBackend implements Backend {
     private Duration timeout = DEFAULT_TIMEOUT;
     private boolean loadScripts = true;
     private boolean serverTime;
+    private int maxBatch = DEFAULT_MAX_BATCH;
+    private int batchesInFlight = DEFAULT_BATCHES_IN_FLIGHT;
 
     private Builder(RedissonClient client) {
       this.client = Objects.requireNonNull(client, "client");
@@ -415,6 +485,39 @@ public final class RedisBackend implements Backend {
      */
     public Builder serverTime(boolean serverTime) {
       this.serverTime = serverTime;
+      return this;
+    }
+
+    /**
+     * Whether single-policy checks that arrive while others are in flight go to Redis together
+     * (default true): same as {@link #maxBatchSize(int) maxBatchSize}{@code (1)} when false, and
+     * {@value RedisBackend#DEFAULT_MAX_BATCH} when true. See {@link RedisBackend} for what batching keeps.
+     */
+    public Builder batching(boolean batching) {
+      this.maxBatch = batching ? DEFAULT_MAX_BATCH : 1;
+      return this;
+    }
+
+    /**
+     * The most checks sent together in one batch, default {@value RedisBackend#DEFAULT_MAX_BATCH}; 1 turns
+     * batching off (every check is its own {@code EVALSHA}, as many in flight as callers).
+     */
+    public Builder maxBatchSize(int maxBatchSize) {
+      Require.argument(maxBatchSize >= 1 && maxBatchSize <= 10_000,
+          "maxBatchSize must be between 1 and 10000, was %s", maxBatchSize);
+      this.maxBatch = maxBatchSize;
+      return this;
+    }
+
+    /**
+     * With batching, how many calls may be in flight at once per server (per hash slot in a
+     * Cluster) before further checks wait for the next batch, default {@value
+     * RedisBackend#DEFAULT_BATCHES_IN_FLIGHT}. Below it a check is sent at once, alone.
+     */
+    public Builder batchesInFlight(int batchesInFlight) {
+      Require.argument(batchesInFlight >= 1 && batchesInFlight <= 1_000,
+          "batchesInFlight must be between 1 and 1000, was %s", batchesInFlight);
+      this.batchesInFlight = batchesInFlight;
       return this;
     }
 
