@@ -355,21 +355,24 @@ public final class RedisBackend implements Backend {
         new CompletableFuture<>()));
   }
 
-  /** Several checks as one call of check_batch.lua: its ARGV is count, then per check key count and ARGV. */
+  /**
+   * Several checks as one call of check_batch.lua: ARGV is the count, then per check one string of
+   * its key count and its check.lua ARGV, separated by spaces.
+   */
   private CompletionStage<List<Object>> evalBatch(List<Dispatcher.Check> checks) {
     List<Object> batchKeys = new ArrayList<>(checks.size() * 2);
-    Object[] batchArgs = new Object[1 + 9 * checks.size()];
+    Object[] batchArgs = new Object[1 + checks.size()];
     batchArgs[0] = checks.size();
+    StringBuilder packed = new StringBuilder(64);
     int a = 1;
     for (Dispatcher.Check c : checks) {
       batchKeys.addAll(c.keys());
-      batchArgs[a] = c.keys().size();
-      Object[] args = c.args();
-      System.arraycopy(args, 0, batchArgs, a + 1, args.length);
-      if (args.length == 7) {
-        batchArgs[a + 8] = ""; // no window index: not server time
+      packed.setLength(0);
+      packed.append(c.keys().size());
+      for (Object arg : c.args()) {
+        packed.append(' ').append(arg);
       }
-      a += 9;
+      batchArgs[a++] = packed.toString();
     }
     return evalAsync(checkBatch, batchKeys, batchArgs);
   }
