@@ -45,7 +45,7 @@ local function gcra(keys, t, c, window, limit, burst, apply, shaping)
       return {1, gcra_available(t, tu, tf, limit, burst, q, r, window), 0, reset_now, delay}
     end
     local reset_after = nu - t + ((nf > 0) and 1 or 0)
-    set_px(keys[1], int(nu) .. ' ' .. int(nf), ttl_ms(reset_after))
+    set_px(keys[1], string.format('%d %d', nu, nf), ttl_ms(reset_after))
     return {1, gcra_available(t, nu, nf, limit, burst, q, r, window), 0, reset_after, delay}
   end
   local retry_after = au - t + ((af > 0) and 1 or 0)

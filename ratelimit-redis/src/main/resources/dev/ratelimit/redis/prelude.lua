@@ -32,13 +32,14 @@ local function int(x)
   return string.format('%d', x)
 end
 
--- A TTL for PX: whole milliseconds, rounded up, at least 1.
+-- A TTL for PX: whole milliseconds, rounded up, at least 1. A number: redis.call writes it in full
+-- (a TTL in ms stays far below the 14 digits where a bare number would lose any).
 local function ttl_ms(us)
   local ms = math.floor((us + 999) / 1000)
   if ms < 1 then
-    return '1'
+    return 1
   end
-  return int(ms)
+  return ms
 end
 
 -- ceil(a / b) for b > 0.

@@ -22,7 +22,7 @@ algorithms.token_bucket = function(keys, t, c, window, limit, burst, apply)
     if apply then
       tokens = tokens - need
       local until_full = ceil_div(capacity - tokens, limit)
-      set_px(keys[1], int(tokens) .. ' ' .. int(last), ttl_ms(last + until_full - t))
+      set_px(keys[1], string.format('%d %d', tokens, last), ttl_ms(last + until_full - t))
     end
     return {1, math.floor(tokens / window), 0, ceil_div(capacity - tokens, limit), 0}
   end
