@@ -87,6 +87,7 @@ public final class RedisPeers {
     double rbSeconds = 3;
     long limit = 100;
     long windowSeconds = 60;
+    int[] variants = {};
     for (int i = 0; i < args.length; i += 2) {
       String v = i + 1 < args.length ? args[i + 1] : "";
       switch (args[i]) {
@@ -96,18 +97,20 @@ public final class RedisPeers {
         case "--rb-seconds" -> rbSeconds = Double.parseDouble(v);
         case "--limit" -> limit = Long.parseLong(v);
         case "--window" -> windowSeconds = Long.parseLong(v);
+        case "--variants" -> variants = java.util.Arrays.stream(v.split(",")).mapToInt(Integer::parseInt).toArray();
         default -> {
           System.err.println("unknown option " + args[i] + "; options: --seconds 5 --warmup 2 --rounds 3"
-              + " --rb-seconds 3 --limit 100 --window 60");
+              + " --rb-seconds 3 --limit 100 --window 60 [--variants 1,4: extra rows of ours with that"
+              + " many calls in flight before checks batch]");
           System.exit(2);
         }
       }
     }
-    System.exit(run(seconds, warmup, rounds, rbSeconds, Policy.of(limit, Duration.ofSeconds(windowSeconds))));
+    System.exit(run(seconds, warmup, rounds, rbSeconds, Policy.of(limit, Duration.ofSeconds(windowSeconds)), variants));
   }
 
-  private static int run(double seconds, double warmup, int rounds, double rbSeconds, Policy policy)
-      throws Exception {
+  private static int run(double seconds, double warmup, int rounds, double rbSeconds, Policy policy,
+      int[] variants) throws Exception {
     ExecutorService bounce = Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "bench-bounce");
       t.setDaemon(true);
@@ -177,11 +180,19 @@ public final class RedisPeers {
         return i -> script.<List<Object>>evalShaAsync(RScript.Mode.READ_WRITE, sha, RScript.ReturnType.LIST,
             keyLists[i], nowMicros(), t, tau, 1L).thenApply(r -> Long.valueOf(1).equals(r.get(0)));
       });
-      List<String[]> plan = List.of(
+      List<String[]> plan = new ArrayList<>(List.of(
           new String[] {"ours", "64"}, new String[] {"ours, batching off", "64"},
           new String[] {"ours + near-cache", "64"}, new String[] {"Bucket4j + Redisson", "64"},
           new String[] {"Redisson RRateLimiter", "64"}, new String[] {"minimal GCRA EVALSHA", "64"},
-          new String[] {"ours", "1"}, new String[] {"minimal GCRA EVALSHA", "1"});
+          new String[] {"ours", "1"}, new String[] {"minimal GCRA EVALSHA", "1"}));
+      for (int k : variants) {
+        String name = "ours, " + k + " calls in flight";
+        RateLimiter variant = RateLimiter.builder().clock(InstantSource.system()).nearCache(false).timeout(TIMEOUT)
+            .backend(RedisBackend.builder(redisson).keyPrefix(prefix + "-v" + k).timeout(TIMEOUT)
+                .batchesInFlight(k).build()).build();
+        rows.put(name, p -> fromLimiter(variant, policy, keys(p)));
+        plan.add(1, new String[] {name, "64"});
+      }
 
       // warm-up: every row once, on keys of its own
       for (String[] step : plan) {
