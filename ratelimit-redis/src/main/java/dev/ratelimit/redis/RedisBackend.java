@@ -50,6 +50,16 @@ import org.redisson.client.codec.StringCodec;
  *       mattering; denied checks write nothing.</li>
  *   <li>Time comes from the limiter's clock ({@code now} in every call): keep instances on NTP; or
  *       {@link Builder#serverTime(boolean)} decides at Redis's clock.</li>
+ *   <li>Natural batching (on by default, {@link Builder#batching(boolean)}): while fewer than
+ *       {@link Builder#batchesInFlight(int) batchesInFlight} calls are in flight to a server (to a
+ *       hash slot in a Cluster), a single-policy check goes out at once, alone; checks that arrive
+ *       meanwhile go out together when a call returns, as one {@code EVALSHA} that runs each, in
+ *       arrival order, with the very code of the single-check script and returns each its own
+ *       reply. Each check stays atomic, is applied once and gets the decision it would have got
+ *       alone; a batch is never resent, and when it fails or times out each of its checks fails. A
+ *       check still queued when the backend's timeout has passed since it arrived fails unsent.
+ *       {@code inspect} batches like a check; {@code checkAll} and {@code reset} keep their own
+ *       calls.</li>
  * </ul>
  */
 public final class RedisBackend implements Backend {
