@@ -167,7 +167,12 @@ public final class RedisBackend implements Backend {
   public CompletionStage<Evaluation> evaluateAsync(String key, Policy policy, long cost, long nowMicros) {
     long estimate = nowMicros + serverOffset;
     Lua lua = check.get(policy.algorithm());
-    return evalCheckAsync(lua, checkKeys(key, policy, estimate), args(policy, estimate, cost, true))
+    CompletionStage<List<Object>> first = evalCheckAsync(lua, checkKeys(key, policy, estimate),
+        args(policy, estimate, cost, true));
+    if (!serverTime) { // the limiter's time: the reply is final
+      return first.thenApply(reply -> evaluation(policy, reply, nowMicros));
+    }
+    return first
         .thenCompose(reply -> {
           if (number(reply, 0) != -1) {
             return CompletableFuture.completedStage(reply);
