@@ -102,7 +102,13 @@ final class Dispatcher {
 
     /** After a call returned: the queued checks as the next call, or one place fewer in flight. */
     private void sendNext() {
-      List<Check> next = new ArrayList<>(Math.min(maxBatch, 16));
+      synchronized (this) {
+        if (queue.isEmpty()) { // the common case when idle: nothing to send, one place fewer in flight
+          inFlight--;
+          return;
+        }
+      }
+      List<Check> next = new ArrayList<>(Math.min(maxBatch, 64));
       List<Check> expired = null;
       long now = System.nanoTime();
       synchronized (this) {

@@ -405,18 +405,26 @@ public final class RedisBackend implements Backend {
   }
 
   private CompletionStage<List<Object>> evalAsync(Lua lua, List<Object> scriptKeys, Object[] args) {
-    CompletionStage<List<Object>> first =
-        script.evalShaAsync(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args);
-    return first.handle((reply, error) -> {
-      if (error == null) {
-        return CompletableFuture.completedStage(reply);
-      }
-      if (!isNoScript(error)) {
-        return CompletableFuture.<List<Object>>failedStage(error);
-      }
-      return script.scriptLoadAsync(lua.text).thenCompose(sha -> script.<List<Object>>evalShaAsync(
-          RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args));
-    }).thenCompose(stage -> stage);
+    CompletableFuture<List<Object>> reply = new CompletableFuture<>();
+    script.<List<Object>>evalShaAsync(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args)
+        .whenComplete((answer, error) -> {
+          if (error == null) {
+            reply.complete(answer);
+          } else if (!isNoScript(error)) {
+            reply.completeExceptionally(error);
+          } else { // the script never ran: running it now counts the check once
+            script.scriptLoadAsync(lua.text).thenCompose(sha -> script.<List<Object>>evalShaAsync(
+                    RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args))
+                .whenComplete((again, e) -> {
+                  if (e == null) {
+                    reply.complete(again);
+                  } else {
+                    reply.completeExceptionally(e);
+                  }
+                });
+          }
+        });
+    return reply;
   }
 
   private void load(Lua lua) {
