@@ -215,6 +215,7 @@ public final class RedisPeers {
       System.out.println();
 
       List<List<Row>> all = new ArrayList<>();
+      List<double[]> interleaved = new ArrayList<>();
       for (int round = 1; round <= rounds; round++) {
         List<Row> result = new ArrayList<>();
         for (String[] step : plan) {
@@ -238,8 +239,10 @@ public final class RedisPeers {
         }
         all.add(result);
         printRound(round, result);
+        interleaved.add(interleaved(ours, policy, keys(prefix + "-s" + round), script, sha, t, tau, 10_000));
       }
       printMedians(all);
+      printInterleaved(interleaved);
       ours.close();
       unbatched.close();
       nearCache.close();
@@ -249,6 +252,61 @@ public final class RedisPeers {
       bounce.shutdownNow();
     }
     return ok ? 0 : 1;
+  }
+
+  /**
+   * One in flight, sync, interleaved so that both sides see the same moments of this shared
+   * machine: blocks of 500 of our {@code check} then 500 bare {@code EVALSHA}s of the minimal
+   * script through Redisson, {@code samples} each after a warm-up. Returns {p50 ours, p50 bare,
+   * p99 ours, p99 bare} in µs.
+   */
+  private static double[] interleaved(RateLimiter limiter, Policy policy, String[] keys, RScript script,
+      String sha, long t, long tau, int samples) {
+    List<Object>[] bareKeys = keyLists(keys);
+    long[] ours = new long[samples];
+    long[] bare = new long[samples];
+    for (int pass = 0; pass < 2; pass++) {
+      int n = pass == 0 ? samples / 4 : samples;
+      for (int from = 0; from < n; from += 500) {
+        int to = Math.min(n, from + 500);
+        for (int i = from; i < to; i++) {
+          long t0 = System.nanoTime();
+          limiter.check(keys[i % KEYS], policy);
+          ours[i] = System.nanoTime() - t0;
+        }
+        for (int i = from; i < to; i++) {
+          long t0 = System.nanoTime();
+          script.evalSha(RScript.Mode.READ_WRITE, sha, RScript.ReturnType.LIST, bareKeys[i % KEYS], nowMicros(), t,
+              tau, 1L);
+          bare[i] = System.nanoTime() - t0;
+        }
+      }
+    }
+    java.util.Arrays.sort(ours);
+    java.util.Arrays.sort(bare);
+    return new double[] {ours[samples / 2] / 1e3, bare[samples / 2] / 1e3, ours[samples * 99 / 100] / 1e3,
+        bare[samples * 99 / 100] / 1e3};
+  }
+
+  private static void printInterleaved(List<double[]> rounds) {
+    System.out.println();
+    System.out.println("1 in flight, sync, interleaved blocks of 500 (ours: limiter.check, near-cache off;"
+        + " bare: RScript.evalSha of the minimal GCRA script), 10,000 each per round:");
+    System.out.println("| round  | ours p50 µs | bare p50 µs | p50 ratio (target ≤ 1.1) | ours p99 µs | bare p99 µs |");
+    System.out.println("|--------|-------------|-------------|--------------------------|-------------|-------------|");
+    double[][] cols = new double[5][rounds.size()];
+    for (int r = 0; r < rounds.size(); r++) {
+      double[] v = rounds.get(r);
+      double[] row = {v[0], v[1], v[0] / v[1], v[2], v[3]};
+      for (int c = 0; c < 5; c++) {
+        cols[c][r] = row[c];
+      }
+      System.out.printf(Locale.ROOT, "| %-6d | %11.1f | %11.1f | %24.2f | %11.1f | %11.1f |%n", r + 1, row[0], row[1],
+          row[2], row[3], row[4]);
+    }
+    System.out.printf(Locale.ROOT, "| median | %11.1f | %11.1f | %24.2f | %11.1f | %11.1f |%n",
+        RedisThroughput.median(cols[0]), RedisThroughput.median(cols[1]), RedisThroughput.median(cols[2]),
+        RedisThroughput.median(cols[3]), RedisThroughput.median(cols[4]));
   }
 
   private static RateLimiter limiter(RedissonClient redisson, String prefix, boolean batching, boolean nearCache) {
