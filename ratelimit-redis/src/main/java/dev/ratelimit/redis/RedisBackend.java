@@ -247,20 +247,23 @@ public final class RedisBackend implements Backend {
     return allKeys;
   }
 
+  /** check_all.lua's ARGV: t, cost, count, then per policy one string (see the script). */
   private Object[] allArgs(String key, List<Policy> policies, long cost, long estimate) {
-    Object[] args = new Object[3 + 6 * policies.size()];
+    Object[] args = new Object[3 + policies.size()];
     args[0] = serverTime ? "server" : estimate;
     args[1] = cost;
     args[2] = policies.size();
+    StringBuilder packed = new StringBuilder(64);
     for (int i = 0; i < policies.size(); i++) {
       Policy policy = policies.get(i);
-      int a = 3 + 6 * i;
-      args[a] = RedisKeys.scriptName(policy.algorithm());
-      args[a + 1] = policy.windowMicros();
-      args[a + 2] = policy.limit();
-      args[a + 3] = policy.burst();
-      args[a + 4] = checkKeys(key, policy, estimate).size();
-      args[a + 5] = serverTime ? RedisKeys.windowIndex(policy, estimate) : "";
+      packed.setLength(0);
+      packed.append(RedisKeys.scriptName(policy.algorithm())).append(' ').append(policy.windowMicros())
+          .append(' ').append(policy.limit()).append(' ').append(policy.burst()).append(' ')
+          .append(checkKeys(key, policy, estimate).size());
+      if (serverTime) {
+        packed.append(' ').append(RedisKeys.windowIndex(policy, estimate));
+      }
+      args[3 + i] = packed.toString();
     }
     return args;
   }
