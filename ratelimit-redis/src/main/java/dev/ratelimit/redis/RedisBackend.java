@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
@@ -49,6 +50,16 @@ import org.redisson.client.codec.StringCodec;
  *       mattering; denied checks write nothing.</li>
  *   <li>Time comes from the limiter's clock ({@code now} in every call): keep instances on NTP; or
  *       {@link Builder#serverTime(boolean)} decides at Redis's clock.</li>
+ *   <li>Natural batching (on by default, {@link Builder#batching(boolean)}): while fewer than
+ *       {@link Builder#batchesInFlight(int) batchesInFlight} calls are in flight to a server (to a
+ *       hash slot in a Cluster), a single-policy check goes out at once, alone; checks that arrive
+ *       meanwhile go out together when a call returns, as one {@code EVALSHA} that runs each, in
+ *       arrival order, with the very code of the single-check script and returns each its own
+ *       reply. Each check stays atomic, is applied once and gets the decision it would have got
+ *       alone; a batch is never resent, and when it fails or times out each of its checks fails. A
+ *       check still queued when the backend's timeout has passed since it arrived fails unsent.
+ *       {@code inspect} batches like a check; {@code checkAll} and {@code reset} keep their own
+ *       calls.</li>
  * </ul>
  */
 public final class RedisBackend implements Backend {
@@ -56,13 +67,21 @@ public final class RedisBackend implements Backend {
   public static final String DEFAULT_PREFIX = "rl";
   /** The default per-call timeout. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(200);
+  /** The default most checks in one batch. */
+  public static final int DEFAULT_MAX_BATCH = 128;
+  /** The default calls in flight per server (per hash slot in a Cluster) before checks batch. */
+  public static final int DEFAULT_BATCHES_IN_FLIGHT = 2;
 
   private final RedissonClient client;
   private final RScript script;
   private final RedisKeys keys;
   private final Map<Algorithm, Lua> check = new EnumMap<>(Algorithm.class);
   private final Lua checkAll;
+  private final Lua checkBatch;
   private final boolean serverTime;
+  /** Batches single-policy checks; null when batching is off. */
+  private final Dispatcher dispatcher;
+  private final long timeoutNanos;
   /** With server time: Redis's clock minus the limiter's, in µs, as last seen. */
   private volatile long serverOffset;
 
@@ -79,9 +98,25 @@ public final class RedisBackend implements Backend {
       check.put(algorithm, new Lua(scripts.check(algorithm)));
     }
     this.checkAll = new Lua(scripts.checkAll());
+    this.checkBatch = new Lua(scripts.checkBatch());
+    this.timeoutNanos = builder.timeout.toNanos();
+    this.dispatcher = builder.maxBatch < 2 ? null : new Dispatcher(new Dispatcher.Sender() {
+      @Override
+      public CompletionStage<List<Object>> one(Dispatcher.Check c) {
+        return evalAsync(c.lua(), c.keys(), c.args());
+      }
+
+      @Override
+      public CompletionStage<List<Object>> batch(List<Dispatcher.Check> checks) {
+        return evalBatch(checks);
+      }
+    }, builder.batchesInFlight, builder.maxBatch, client.getConfig().isClusterConfig());
     if (builder.loadScripts) {
       check.values().stream().distinct().forEach(this::load);
       load(checkAll);
+      if (dispatcher != null) {
+        load(checkBatch);
+      }
     }
   }
 
@@ -118,11 +153,11 @@ public final class RedisBackend implements Backend {
 
   private Evaluation evaluate(String key, Policy policy, long cost, long nowMicros, boolean apply) {
     long estimate = nowMicros + serverOffset;
-    List<Object> reply = eval(check.get(policy.algorithm()), checkKeys(key, policy, estimate),
+    List<Object> reply = evalCheck(check.get(policy.algorithm()), checkKeys(key, policy, estimate),
         args(policy, estimate, cost, apply));
     if (number(reply, 0) == -1) { // server time: its window is not the estimate's; decide at its time
       long t = number(reply, 5);
-      reply = eval(check.get(policy.algorithm()), checkKeys(key, policy, t), args(policy, t, cost, apply));
+      reply = evalCheck(check.get(policy.algorithm()), checkKeys(key, policy, t), args(policy, t, cost, apply));
       requireWindowFound(number(reply, 0));
     }
     return evaluation(policy, reply, nowMicros);
@@ -132,13 +167,18 @@ public final class RedisBackend implements Backend {
   public CompletionStage<Evaluation> evaluateAsync(String key, Policy policy, long cost, long nowMicros) {
     long estimate = nowMicros + serverOffset;
     Lua lua = check.get(policy.algorithm());
-    return evalAsync(lua, checkKeys(key, policy, estimate), args(policy, estimate, cost, true))
+    CompletionStage<List<Object>> first = evalCheckAsync(lua, checkKeys(key, policy, estimate),
+        args(policy, estimate, cost, true));
+    if (!serverTime) { // the limiter's time: the reply is final
+      return first.thenApply(reply -> evaluation(policy, reply, nowMicros));
+    }
+    return first
         .thenCompose(reply -> {
           if (number(reply, 0) != -1) {
             return CompletableFuture.completedStage(reply);
           }
           long t = number(reply, 5);
-          return evalAsync(lua, checkKeys(key, policy, t), args(policy, t, cost, true)).thenApply(again -> {
+          return evalCheckAsync(lua, checkKeys(key, policy, t), args(policy, t, cost, true)).thenApply(again -> {
             requireWindowFound(number(again, 0));
             return again;
           });
@@ -207,20 +247,23 @@ public final class RedisBackend implements Backend {
     return allKeys;
   }
 
+  /** check_all.lua's ARGV: t, cost, count, then per policy one string (see the script). */
   private Object[] allArgs(String key, List<Policy> policies, long cost, long estimate) {
-    Object[] args = new Object[3 + 6 * policies.size()];
+    Object[] args = new Object[3 + policies.size()];
     args[0] = serverTime ? "server" : estimate;
     args[1] = cost;
     args[2] = policies.size();
+    StringBuilder packed = new StringBuilder(64);
     for (int i = 0; i < policies.size(); i++) {
       Policy policy = policies.get(i);
-      int a = 3 + 6 * i;
-      args[a] = RedisKeys.scriptName(policy.algorithm());
-      args[a + 1] = policy.windowMicros();
-      args[a + 2] = policy.limit();
-      args[a + 3] = policy.burst();
-      args[a + 4] = checkKeys(key, policy, estimate).size();
-      args[a + 5] = serverTime ? RedisKeys.windowIndex(policy, estimate) : "";
+      packed.setLength(0);
+      packed.append(RedisKeys.scriptName(policy.algorithm())).append(' ').append(policy.windowMicros())
+          .append(' ').append(policy.limit()).append(' ').append(policy.burst()).append(' ')
+          .append(checkKeys(key, policy, estimate).size());
+      if (serverTime) {
+        packed.append(' ').append(RedisKeys.windowIndex(policy, estimate));
+      }
+      args[3 + i] = packed.toString();
     }
     return args;
   }
@@ -306,6 +349,52 @@ public final class RedisBackend implements Backend {
     return (Long) reply.get(index);
   }
 
+  /** One single-policy check, through the dispatcher when batching, waited for. */
+  private List<Object> evalCheck(Lua lua, List<Object> scriptKeys, Object[] args) {
+    if (dispatcher == null) {
+      return eval(lua, scriptKeys, args);
+    }
+    try {
+      return evalCheckAsync(lua, scriptKeys, args).toCompletableFuture().join();
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof RuntimeException cause) {
+        throw cause;
+      }
+      throw e;
+    }
+  }
+
+  /** One single-policy check: alone when idle, else with the next batch (see {@link Dispatcher}). */
+  private CompletionStage<List<Object>> evalCheckAsync(Lua lua, List<Object> scriptKeys, Object[] args) {
+    if (dispatcher == null) {
+      return evalAsync(lua, scriptKeys, args);
+    }
+    return dispatcher.submit(new Dispatcher.Check(lua, scriptKeys, args, System.nanoTime() + timeoutNanos,
+        new CompletableFuture<>()));
+  }
+
+  /**
+   * Several checks as one call of check_batch.lua: ARGV is the count, then per check one string of
+   * its key count and its check.lua ARGV, separated by spaces.
+   */
+  private CompletionStage<List<Object>> evalBatch(List<Dispatcher.Check> checks) {
+    List<Object> batchKeys = new ArrayList<>(checks.size() * 2);
+    Object[] batchArgs = new Object[1 + checks.size()];
+    batchArgs[0] = checks.size();
+    StringBuilder packed = new StringBuilder(64);
+    int a = 1;
+    for (Dispatcher.Check c : checks) {
+      batchKeys.addAll(c.keys());
+      packed.setLength(0);
+      packed.append(c.keys().size());
+      for (Object arg : c.args()) {
+        packed.append(' ').append(arg);
+      }
+      batchArgs[a++] = packed.toString();
+    }
+    return evalAsync(checkBatch, batchKeys, batchArgs);
+  }
+
   private List<Object> eval(Lua lua, List<Object> scriptKeys, Object[] args) {
     try {
       return script.evalSha(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args);
@@ -319,18 +408,26 @@ public final class RedisBackend implements Backend {
   }
 
   private CompletionStage<List<Object>> evalAsync(Lua lua, List<Object> scriptKeys, Object[] args) {
-    CompletionStage<List<Object>> first =
-        script.evalShaAsync(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args);
-    return first.handle((reply, error) -> {
-      if (error == null) {
-        return CompletableFuture.completedStage(reply);
-      }
-      if (!isNoScript(error)) {
-        return CompletableFuture.<List<Object>>failedStage(error);
-      }
-      return script.scriptLoadAsync(lua.text).thenCompose(sha -> script.<List<Object>>evalShaAsync(
-          RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args));
-    }).thenCompose(stage -> stage);
+    CompletableFuture<List<Object>> reply = new CompletableFuture<>();
+    script.<List<Object>>evalShaAsync(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args)
+        .whenComplete((answer, error) -> {
+          if (error == null) {
+            reply.complete(answer);
+          } else if (!isNoScript(error)) {
+            reply.completeExceptionally(error);
+          } else { // the script never ran: running it now counts the check once
+            script.scriptLoadAsync(lua.text).thenCompose(sha -> script.<List<Object>>evalShaAsync(
+                    RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args))
+                .whenComplete((again, e) -> {
+                  if (e == null) {
+                    reply.complete(again);
+                  } else {
+                    reply.completeExceptionally(e);
+                  }
+                });
+          }
+        });
+    return reply;
   }
 
   private void load(Lua lua) {
@@ -349,7 +446,7 @@ public final class RedisBackend implements Backend {
   }
 
   /** A script's text and its SHA-1, which is what Redis names it by. */
-  private record Lua(String text, String sha) {
+  record Lua(String text, String sha) {
     Lua(String text) {
       this(text, sha1(text));
     }
@@ -371,6 +468,8 @@ public final class RedisBackend implements Backend {
     private Duration timeout = DEFAULT_TIMEOUT;
     private boolean loadScripts = true;
     private boolean serverTime;
+    private int maxBatch = DEFAULT_MAX_BATCH;
+    private int batchesInFlight = DEFAULT_BATCHES_IN_FLIGHT;
 
     private Builder(RedissonClient client) {
       this.client = Objects.requireNonNull(client, "client");
@@ -415,6 +514,39 @@ public final class RedisBackend implements Backend {
      */
     public Builder serverTime(boolean serverTime) {
       this.serverTime = serverTime;
+      return this;
+    }
+
+    /**
+     * Whether single-policy checks that arrive while others are in flight go to Redis together
+     * (default true): same as {@link #maxBatchSize(int) maxBatchSize}{@code (1)} when false, and
+     * {@value RedisBackend#DEFAULT_MAX_BATCH} when true. See {@link RedisBackend} for what batching keeps.
+     */
+    public Builder batching(boolean batching) {
+      this.maxBatch = batching ? DEFAULT_MAX_BATCH : 1;
+      return this;
+    }
+
+    /**
+     * The most checks sent together in one batch, default {@value RedisBackend#DEFAULT_MAX_BATCH}; 1 turns
+     * batching off (every check is its own {@code EVALSHA}, as many in flight as callers).
+     */
+    public Builder maxBatchSize(int maxBatchSize) {
+      Require.argument(maxBatchSize >= 1 && maxBatchSize <= 10_000,
+          "maxBatchSize must be between 1 and 10000, was %s", maxBatchSize);
+      this.maxBatch = maxBatchSize;
+      return this;
+    }
+
+    /**
+     * With batching, how many calls may be in flight at once per server (per hash slot in a
+     * Cluster) before further checks wait for the next batch, default {@value
+     * RedisBackend#DEFAULT_BATCHES_IN_FLIGHT}. Below it a check is sent at once, alone.
+     */
+    public Builder batchesInFlight(int batchesInFlight) {
+      Require.argument(batchesInFlight >= 1 && batchesInFlight <= 1_000,
+          "batchesInFlight must be between 1 and 1000, was %s", batchesInFlight);
+      this.batchesInFlight = batchesInFlight;
       return this;
     }
 

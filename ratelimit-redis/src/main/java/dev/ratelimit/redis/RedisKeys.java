@@ -21,6 +21,8 @@ import java.util.concurrent.ConcurrentHashMap;
 final class RedisKeys {
   /** The longest escaped part kept as it is. */
   static final int MAX_PART = 128;
+  /** Redis Cluster's hash slots. */
+  static final int SLOTS = 16384;
 
   private static final HexFormat HEX = HexFormat.of().withUpperCase();
 
@@ -133,5 +135,32 @@ final class RedisKeys {
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is required of every JVM", e);
     }
+  }
+
+  /**
+   * The Cluster hash slot of {@code redisKey}: CRC16 (XMODEM) of its hash tag, the text between the
+   * first '{' and the next '}' when not empty, else of the whole key, modulo {@value #SLOTS}.
+   */
+  static int slot(String redisKey) {
+    byte[] bytes = redisKey.getBytes(StandardCharsets.UTF_8);
+    int from = 0;
+    int to = bytes.length;
+    int open = redisKey.indexOf('{');
+    if (open >= 0) {
+      int close = redisKey.indexOf('}', open + 1);
+      if (close > open + 1) {
+        // '{' and '}' are ASCII: their UTF-8 offsets are those of the UTF-8 prefix
+        from = redisKey.substring(0, open + 1).getBytes(StandardCharsets.UTF_8).length;
+        to = from + redisKey.substring(open + 1, close).getBytes(StandardCharsets.UTF_8).length;
+      }
+    }
+    int crc = 0;
+    for (int i = from; i < to; i++) {
+      crc ^= (bytes[i] & 0xFF) << 8;
+      for (int bit = 0; bit < 8; bit++) {
+        crc = (crc & 0x8000) != 0 ? (crc << 1) ^ 0x1021 : crc << 1;
+      }
+    }
+    return (crc & 0xFFFF) % SLOTS;
   }
 }

@@ -16,6 +16,7 @@ import java.util.Map;
 final class Scripts {
   private final Map<Algorithm, String> check = new EnumMap<>(Algorithm.class);
   private final String checkAll;
+  private final String checkBatch;
 
   Scripts() {
     String prelude = resource("prelude.lua");
@@ -27,7 +28,9 @@ final class Scripts {
         all.append('\n').append(resource(file));
       }
     }
-    checkAll = all.append('\n').append(resource("check_all.lua")).toString();
+    String algorithms = all.toString();
+    checkAll = algorithms + "\n" + resource("check_all.lua");
+    checkBatch = algorithms + "\n" + resource("check_batch.lua");
   }
 
   /** The script that checks one policy of {@code algorithm}. */
@@ -38,6 +41,11 @@ final class Scripts {
   /** The script that checks several policies at once. */
   String checkAll() {
     return checkAll;
+  }
+
+  /** The script that runs several single-policy checks one after the other. */
+  String checkBatch() {
+    return checkBatch;
   }
 
   private static String file(Algorithm algorithm) {

@@ -1,6 +1,7 @@
 -- Several policies of one key, all or nothing. KEYS: each policy's state keys, in order.
--- ARGV: t (µs, or 'server'), cost, policy count, then per policy: algorithm, window (µs), limit,
--- burst, key count, and with server time the estimate's window index (else '').
+-- ARGV: t (µs, or 'server'), cost, policy count, then per policy one string: algorithm, window
+-- (µs), limit, burst, key count, and with server time the estimate's window index, separated by
+-- spaces (one argument per policy, not six: less to encode and to parse).
 -- Returns {allAllowed, t, then per policy: allowed, remaining, retryAfter, resetAfter, delay, n,
 -- state...}: the time decided at and, when not all allowed, the n numbers of each policy's state
 -- for the caller's near-cache (n = -1 when there is none to send; n = 0 when all allowed).
@@ -9,18 +10,19 @@ local t, c, count = decision_time(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local policies = {}
 local next_key = 1
 for i = 1, count do
-  local a = 3 + (i - 1) * 6
+  local name, window, limit, burst, n, base =
+    string.match(ARGV[3 + i], '^(%S+) (%S+) (%S+) (%S+) (%S+) ?(%S*)$')
   local keys = {}
-  for j = 1, tonumber(ARGV[a + 5]) do
+  for j = 1, tonumber(n) do
     keys[j] = KEYS[next_key]
     next_key = next_key + 1
   end
-  local name, window = ARGV[a + 1], tonumber(ARGV[a + 2])
-  keys = keys_at(name, keys, t, window, tonumber(ARGV[a + 6]))
+  window = tonumber(window)
+  keys = keys_at(name, keys, t, window, tonumber(base))
   if not keys then
     return {-1, t}
   end
-  policies[i] = {algorithms[name], keys, window, tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), states[name]}
+  policies[i] = {algorithms[name], keys, window, tonumber(limit), tonumber(burst), states[name]}
 end
 
 local function evaluate(apply)

@@ -2,12 +2,12 @@
 -- keys[1]: this window's counter, named by the caller from t (the key is never computed here).
 algorithms.fixed_window = function(keys, t, c, window, limit, burst, apply)
   local s = t - t % window
-  local n = tonumber(redis.call('GET', keys[1]) or '0')
+  local n = tonumber(get(keys[1]) or '0')
   local window_end = s + window - t
   if n + c <= limit then
     if apply then
       n = n + c
-      redis.call('SET', keys[1], int(n), 'PX', ttl_ms(window_end))
+      set_px(keys[1], int(n), ttl_ms(window_end))
     end
     local reset_after = 0
     if n > 0 then
@@ -20,5 +20,5 @@ end
 
 -- The state as StateSnapshots reads it: {windowStart, count}.
 states.fixed_window = function(keys, t, window, limit, burst)
-  return {t - t % window, tonumber(redis.call('GET', keys[1]) or '0')}
+  return {t - t % window, tonumber(get(keys[1]) or '0')}
 end

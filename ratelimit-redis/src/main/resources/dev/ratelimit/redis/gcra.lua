@@ -19,7 +19,7 @@ local function gcra(keys, t, c, window, limit, burst, apply, shaping)
   local r = window % limit
   -- tat = max(stored, t)
   local tu, tf = t, 0
-  local stored = redis.call('GET', keys[1])
+  local stored = get(keys[1])
   if stored then
     local us_text, frac_text = string.match(stored, '^(%-?%d+) (%d+)$')
     local us = tonumber(us_text)
@@ -45,7 +45,7 @@ local function gcra(keys, t, c, window, limit, burst, apply, shaping)
       return {1, gcra_available(t, tu, tf, limit, burst, q, r, window), 0, reset_now, delay}
     end
     local reset_after = nu - t + ((nf > 0) and 1 or 0)
-    redis.call('SET', keys[1], int(nu) .. ' ' .. int(nf), 'PX', ttl_ms(reset_after))
+    set_px(keys[1], string.format('%d %d', nu, nf), ttl_ms(reset_after))
     return {1, gcra_available(t, nu, nf, limit, burst, q, r, window), 0, reset_after, delay}
   end
   local retry_after = au - t + ((af > 0) and 1 or 0)
@@ -62,7 +62,7 @@ end
 
 -- The state as StateSnapshots reads it: {tat_us, tat_frac}; a missing tat is t.
 local function gcra_state(keys, t, window, limit, burst)
-  local stored = redis.call('GET', keys[1])
+  local stored = get(keys[1])
   if not stored then
     return {t, 0}
   end

@@ -7,18 +7,39 @@
 local algorithms = {}
 local states = {}
 
+-- The string keys this call has read or written: no key is read twice in one call (a denial reads
+-- its state again for the near-cache, checkAll evaluates each policy twice, a batch may visit a key
+-- many times). A script sees no other client's writes, so the copy stays true; false is a missing key.
+local strings = {}
+
+local function get(key)
+  local value = strings[key]
+  if value == nil then
+    value = redis.call('GET', key)
+    strings[key] = value
+  end
+  return value
+end
+
+-- SET key value PX ms, remembered for later reads in this call.
+local function set_px(key, value, ms)
+  redis.call('SET', key, value, 'PX', ms)
+  strings[key] = value
+end
+
 -- A whole number as text, without tostring's loss of digits beyond 14.
 local function int(x)
   return string.format('%d', x)
 end
 
--- A TTL for PX: whole milliseconds, rounded up, at least 1.
+-- A TTL for PX: whole milliseconds, rounded up, at least 1. A number: redis.call writes it in full
+-- (a TTL in ms stays far below the 14 digits where a bare number would lose any).
 local function ttl_ms(us)
   local ms = math.floor((us + 999) / 1000)
   if ms < 1 then
-    return '1'
+    return 1
   end
-  return int(ms)
+  return ms
 end
 
 -- ceil(a / b) for b > 0.
@@ -53,3 +74,28 @@ local function keys_at(name, keys, t, window, base)
   return {keys[3 + offset], keys[2 + offset]}
 end
 
+
+-- One check of one policy, as check.lua and check_batch.lua run it: the algorithm's reply, then t
+-- and, on a denial, the key's state for the near-cache (see check.lua for the layout).
+local function check_one(keys, name, time_arg, c, window, limit, burst, apply, base)
+  local t = decision_time(time_arg)
+  keys = keys_at(name, keys, t, window, base)
+  if not keys then
+    return {-1, 0, 0, 0, 0, t, 0}
+  end
+  local reply = algorithms[name](keys, t, c, window, limit, burst, apply)
+  reply[6] = t
+  reply[7] = 0
+  if reply[1] == 0 then
+    local state = states[name](keys, t, window, limit, burst)
+    if state then
+      reply[7] = #state
+      for i = 1, #state do
+        reply[7 + i] = state[i]
+      end
+    else
+      reply[7] = -1
+    end
+  end
+  return reply
+end

@@ -24,15 +24,15 @@ end
 
 algorithms.sliding_window = function(keys, t, c, window, limit, burst, apply)
   local s = t - t % window
-  local prev = tonumber(redis.call('GET', keys[2]) or '0')
-  local n = tonumber(redis.call('GET', keys[1]) or '0')
+  local prev = tonumber(get(keys[2]) or '0')
+  local n = tonumber(get(keys[1]) or '0')
   local elapsed = t - s
   -- estimate·W = prev·(W − elapsed) + n·W; allow iff estimate + c <= limit
   local weighted = prev * (window - elapsed)
   if weighted <= (limit - n - c) * window then
     if apply then
       n = n + c
-      redis.call('SET', keys[1], int(n), 'PX', ttl_ms(s + 2 * window - t))
+      set_px(keys[1], int(n), ttl_ms(s + 2 * window - t))
     end
     local reset_after = 0
     if n > 0 then
@@ -52,5 +52,5 @@ end
 
 -- The state as StateSnapshots reads it: {windowStart, previous, current}.
 states.sliding_window = function(keys, t, window, limit, burst)
-  return {t - t % window, tonumber(redis.call('GET', keys[2]) or '0'), tonumber(redis.call('GET', keys[1]) or '0')}
+  return {t - t % window, tonumber(get(keys[2]) or '0'), tonumber(get(keys[1]) or '0')}
 end

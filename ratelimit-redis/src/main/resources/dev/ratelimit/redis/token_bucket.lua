@@ -4,7 +4,7 @@
 algorithms.token_bucket = function(keys, t, c, window, limit, burst, apply)
   local capacity = burst * window
   local tokens = capacity
-  local stored = redis.call('GET', keys[1])
+  local stored = get(keys[1])
   local last = t
   if stored then
     local credits_text, last_text = string.match(stored, '^(%-?%d+) (%-?%d+)$')
@@ -22,7 +22,7 @@ algorithms.token_bucket = function(keys, t, c, window, limit, burst, apply)
     if apply then
       tokens = tokens - need
       local until_full = ceil_div(capacity - tokens, limit)
-      redis.call('SET', keys[1], int(tokens) .. ' ' .. int(last), 'PX', ttl_ms(last + until_full - t))
+      set_px(keys[1], string.format('%d %d', tokens, last), ttl_ms(last + until_full - t))
     end
     return {1, math.floor(tokens / window), 0, ceil_div(capacity - tokens, limit), 0}
   end
@@ -31,7 +31,7 @@ end
 
 -- The state as StateSnapshots reads it: {credits, last}; a missing bucket is a full one now.
 states.token_bucket = function(keys, t, window, limit, burst)
-  local stored = redis.call('GET', keys[1])
+  local stored = get(keys[1])
   if not stored then
     return {burst * window, t}
   end

@@ -1,0 +1,174 @@
+package dev.ratelimit.redis;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.redisson.client.RedisException;
+import org.redisson.client.RedisTimeoutException;
+
+/**
+ * Natural batching: sends single-policy checks to Redis alone while few are in flight, and
+ * together when more arrive meanwhile.
+ *
+ * <p>Each lane (the one server, or one Cluster hash slot) lets {@code maxInFlight} calls be under
+ * way at once. A check that finds a free place goes out at once as {@code check.lua}, so an idle
+ * client adds no latency. A check that finds none waits in the lane's queue; when a call returns,
+ * the queue, up to {@code maxBatch} checks in arrival order, goes out as one {@code EVALSHA} of
+ * {@code check_batch.lua}, which runs the same {@code check_one} for each, one after the other, and
+ * returns each check's own reply. The next batch is sent before the replies of the last are handed
+ * out, so the server works while the callers' continuations run.
+ *
+ * <p>Exactly once: a batch goes out once, with no retries (the backend's script executor); when it
+ * fails or times out, every check in it fails, for the limiter's failure mode. {@code NOSCRIPT} is
+ * retried after a load because nothing ran. A queued check whose deadline (the backend's timeout,
+ * from its arrival) has passed before a place frees is failed without ever being sent.
+ */
+final class Dispatcher {
+  /** Sends one check alone, or several as one batch; both stages are the script's raw reply. */
+  interface Sender {
+    CompletionStage<List<Object>> one(Check check);
+
+    CompletionStage<List<Object>> batch(List<Check> checks);
+  }
+
+  /** One check: what the single-check script is given, and where its reply goes. */
+  record Check(RedisBackend.Lua lua, List<Object> keys, Object[] args, long deadlineNanos,
+      CompletableFuture<List<Object>> reply) {}
+
+  private final Sender sender;
+  private final int maxInFlight;
+  private final int maxBatch;
+  private final Lane single;
+  private final AtomicReferenceArray<Lane> slots;
+
+  Dispatcher(Sender sender, int maxInFlight, int maxBatch, boolean cluster) {
+    this.sender = sender;
+    this.maxInFlight = maxInFlight;
+    this.maxBatch = maxBatch;
+    this.single = cluster ? null : new Lane();
+    this.slots = cluster ? new AtomicReferenceArray<>(RedisKeys.SLOTS) : null;
+  }
+
+  /** Sends {@code check} now or with the next batch of its lane; its reply completes its future. */
+  CompletableFuture<List<Object>> submit(Check check) {
+    lane(check).submit(check);
+    return check.reply();
+  }
+
+  private Lane lane(Check check) {
+    if (single != null) {
+      return single;
+    }
+    int slot = RedisKeys.slot((String) check.keys().get(0));
+    Lane lane = slots.get(slot);
+    if (lane == null) {
+      slots.compareAndSet(slot, null, new Lane());
+      lane = slots.get(slot);
+    }
+    return lane;
+  }
+
+  /** The checks of one server or one hash slot: at most maxInFlight calls at a time. */
+  private final class Lane {
+    private final ArrayDeque<Check> queue = new ArrayDeque<>();
+    private int inFlight;
+
+    void submit(Check check) {
+      synchronized (this) {
+        if (inFlight >= maxInFlight) {
+          queue.add(check);
+          return;
+        }
+        inFlight++;
+      }
+      send(List.of(check));
+    }
+
+    private void send(List<Check> checks) {
+      CompletionStage<List<Object>> sent;
+      try {
+        sent = checks.size() == 1 ? sender.one(checks.get(0)) : sender.batch(checks);
+      } catch (RuntimeException e) {
+        sent = CompletableFuture.failedFuture(e);
+      }
+      sent.whenComplete((reply, error) -> {
+        sendNext();
+        deliver(checks, reply, error);
+      });
+    }
+
+    /** After a call returned: the queued checks as the next call, or one place fewer in flight. */
+    private void sendNext() {
+      synchronized (this) {
+        if (queue.isEmpty()) { // the common case when idle: nothing to send, one place fewer in flight
+          inFlight--;
+          return;
+        }
+      }
+      List<Check> next = new ArrayList<>(Math.min(maxBatch, 64));
+      List<Check> expired = null;
+      long now = System.nanoTime();
+      synchronized (this) {
+        while (next.size() < maxBatch && !queue.isEmpty()) {
+          Check c = queue.poll();
+          if (c.reply().isDone()) {
+            continue; // its caller gave up on it (cancelled): never sent
+          }
+          if (now - c.deadlineNanos() >= 0) {
+            if (expired == null) {
+              expired = new ArrayList<>();
+            }
+            expired.add(c);
+            continue;
+          }
+          next.add(c);
+        }
+        if (next.isEmpty()) {
+          inFlight--;
+        }
+      }
+      if (expired != null) {
+        RedisTimeoutException timeout = new RedisTimeoutException(
+            "the check waited in the batch queue past the backend's timeout; it was never sent");
+        expired.forEach(c -> c.reply().completeExceptionally(timeout));
+      }
+      if (!next.isEmpty()) {
+        send(next);
+      }
+    }
+  }
+
+  /** Hands each check its own part of the reply, or the call's error. */
+  private static void deliver(List<Check> checks, List<Object> reply, Throwable error) {
+    if (error != null) {
+      for (Check c : checks) {
+        c.reply().completeExceptionally(error);
+      }
+      return;
+    }
+    if (checks.size() == 1) {
+      checks.get(0).reply().complete(reply);
+      return;
+    }
+    int at = 0;
+    for (Check c : checks) {
+      int n;
+      try {
+        n = (int) (long) (Long) reply.get(at);
+      } catch (RuntimeException e) { // not the batch script's reply: fail what is left
+        c.reply().completeExceptionally(new RedisException("unexpected batch reply " + reply, e));
+        continue;
+      }
+      if (n < 0) {
+        c.reply().completeExceptionally(new RedisException(String.valueOf(reply.get(at + 1))));
+        at += 2;
+      } else {
+        c.reply().complete(reply.subList(at + 1, at + 1 + n));
+        at += 1 + n;
+      }
+    }
+  }
+}

@@ -1,0 +1,304 @@
+package dev.ratelimit.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Decision;
+import dev.ratelimit.Policy;
+import dev.ratelimit.memory.InMemoryBackend;
+import dev.ratelimit.spi.Backend;
+import dev.ratelimit.tck.redis.RedisCluster;
+import dev.ratelimit.tck.redis.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.redisson.api.RedissonClient;
+
+/**
+ * Natural batching: under load checks go to Redis together, and each still gets exactly the
+ * decision it would have got alone, once. On a server of its own (it resets statistics and stalls
+ * it), and on the shared test cluster.
+ */
+class RedisBatchingTest {
+  private static final long T0 = 1_700_000_000_000_000L;
+
+  private static RedisServer server;
+  private static RedissonClient client;
+
+  @BeforeAll
+  static void startServer() {
+    server = RedisServer.start();
+    client = Clients.single(server.url());
+  }
+
+  @AfterAll
+  static void stopServer() {
+    client.shutdown();
+    server.close();
+  }
+
+  /** One check of a chain: its key, policy, cost and time (µs), or an inspect. */
+  private record Op(String key, Policy policy, long cost, long now, boolean inspect) {}
+
+  /** What a run decided, and at which time (µs) it asked each op, per chain. */
+  private record Run(List<List<Decision>> decisions, List<long[]> times) {}
+
+  /**
+   * Chains of checks, one per (key, policy), every chain of one algorithm; costs and gaps random,
+   * with many denials and refills. Windows of hours: Redis expires keys on its own clock, and a key
+   * must not expire in the milliseconds the test takes while its state still matters at the times
+   * the test gives.
+   */
+  private static List<List<Op>> chains(Algorithm algorithm, long seed, int keys, int perChain) {
+    SplittableRandom random = new SplittableRandom(seed);
+    List<Policy> policies = List.of(
+        Policy.of(5, Duration.ofHours(1), algorithm).withName("a"),
+        Policy.of(12, Duration.ofHours(2), algorithm).withBurst(4).withName("b"),
+        Policy.of(7, Duration.ofMinutes(30), algorithm).withName("c"));
+    List<List<Op>> chains = new ArrayList<>();
+    for (int k = 0; k < keys; k++) {
+      for (Policy policy : policies) {
+        List<Op> chain = new ArrayList<>();
+        long now = T0 + random.nextLong(3_600_000_000L);
+        long window = policy.windowMicros();
+        for (int i = 0; i < perChain; i++) {
+          long capacity = algorithm.ordinal() <= Algorithm.SLIDING_WINDOW.ordinal() ? policy.limit() : policy.burst();
+          chain.add(new Op("user:" + k, policy, 1 + random.nextLong(Math.min(3, capacity)), now,
+              random.nextInt(20) == 0));
+          now += random.nextInt(4) == 0 ? random.nextLong(window / 2) : random.nextLong(window / 200);
+        }
+        chains.add(chain);
+      }
+    }
+    return chains;
+  }
+
+  /**
+   * Runs every chain concurrently, each op issued when its chain's previous one completed.
+   */
+  private static Run run(Backend backend, List<List<Op>> chains) throws Exception {
+    List<List<Decision>> results = new ArrayList<>();
+    List<long[]> times = new ArrayList<>();
+    CountDownLatch done = new CountDownLatch(chains.size());
+    List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
+    for (List<Op> chain : chains) {
+      List<Decision> out = new ArrayList<>();
+      results.add(out);
+      long[] at = new long[chain.size()];
+      times.add(at);
+      new Object() {
+        void issue(int i) {
+          if (i == chain.size()) {
+            done.countDown();
+            return;
+          }
+          Op op = chain.get(i);
+          long now = op.now();
+          at[i] = now;
+          CompletableFuture<Decision> f = op.inspect()
+              ? CompletableFuture.supplyAsync(() -> backend.inspect(op.key(), op.policy(), now))
+              : backend.checkAsync(op.key(), op.policy(), op.cost(), now).toCompletableFuture();
+          f.whenComplete((d, e) -> {
+            if (e != null) {
+              errors.add(e);
+              done.countDown();
+              return;
+            }
+            synchronized (out) {
+              out.add(d);
+            }
+            issue(i + 1);
+          });
+        }
+      }.issue(0);
+    }
+    assertThat(done.await(60, TimeUnit.SECONDS)).as("all chains finished").isTrue();
+    assertThat(errors).isEmpty();
+    return new Run(results, times);
+  }
+
+  /** Asserts call-for-call equality, naming the first op that differs. */
+  private static void assertSameAsInMemory(String what, List<List<Op>> chains, Run run) {
+    List<List<Decision>> expected = runInMemory(chains, run.times());
+    List<List<Decision>> actual = run.decisions();
+    for (int c = 0; c < chains.size(); c++) {
+      for (int i = 0; i < chains.get(c).size(); i++) {
+        Decision a = i < actual.get(c).size() ? actual.get(c).get(i) : null;
+        assertThat(a).as("%s: chain %d op %d %s", what, c, i, chains.get(c).get(i)).isEqualTo(expected.get(c).get(i));
+      }
+    }
+  }
+
+  /**
+   * The in-memory backend's decisions for the same ops at the same times, replayed in time order
+   * (its expiry follows the latest time it was given), each chain's ops in their order.
+   */
+  private static List<List<Decision>> runInMemory(List<List<Op>> chains, List<long[]> times) {
+    Backend memory = InMemoryBackend.create();
+    List<int[]> order = new ArrayList<>();
+    List<List<Decision>> results = new ArrayList<>();
+    for (int c = 0; c < chains.size(); c++) {
+      results.add(new ArrayList<>(java.util.Collections.nCopies(chains.get(c).size(), (Decision) null)));
+      for (int i = 0; i < chains.get(c).size(); i++) {
+        order.add(new int[] {c, i});
+      }
+    }
+    order.sort(java.util.Comparator.<int[]>comparingLong(o -> times.get(o[0])[o[1]]).thenComparingInt(o -> o[1]));
+    for (int[] o : order) {
+      Op op = chains.get(o[0]).get(o[1]);
+      long at = times.get(o[0])[o[1]];
+      results.get(o[0]).set(o[1], op.inspect() ? memory.inspect(op.key(), op.policy(), at)
+          : memory.check(op.key(), op.policy(), op.cost(), at));
+    }
+    return results;
+  }
+
+  private static long evalshaCalls(RedisServer node) {
+    Matcher m = Pattern.compile("cmdstat_evalsha:calls=(\\d+)").matcher(node.info("commandstats"));
+    return m.find() ? Long.parseLong(m.group(1)) : 0;
+  }
+
+  // ---------------------------------------------------------------- same decisions, batched or not
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  @Timeout(120)
+  void batchedAndUnbatchedDecideAsInMemoryCallForCall(Algorithm algorithm) throws Exception {
+    List<List<Op>> chains = chains(algorithm, 31 + algorithm.ordinal(), 40, 25);
+    long checks = chains.stream().mapToLong(List::size).sum();
+
+    server.command("CONFIG", "RESETSTAT");
+    Backend unbatched = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix())
+        .timeout(Duration.ofSeconds(10)).batching(false).build();
+    assertSameAsInMemory("unbatched", chains, run(unbatched, chains));
+    long unbatchedCalls = evalshaCalls(server);
+    server.command("CONFIG", "RESETSTAT");
+    Backend batched = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix())
+        .timeout(Duration.ofSeconds(10)).build();
+    assertSameAsInMemory("batched, " + chains.size() + " concurrent chains", chains, run(batched, chains));
+    long batchedCalls = evalshaCalls(server);
+
+
+    assertThat(unbatchedCalls).as("one EVALSHA per check without batching").isEqualTo(checks);
+    assertThat(batchedCalls).as("batching happened: fewer EVALSHA than checks (%d)", checks)
+        .isLessThan(checks / 2);
+  }
+
+  @Test
+  @Timeout(120)
+  void batchingOnAClusterGroupsBySlotAndDecidesTheSame() throws Exception {
+    RedisCluster cluster = RedisCluster.shared();
+    RedissonClient clusterClient = Clients.cluster(cluster.urls());
+    try {
+      for (Algorithm algorithm : List.of(Algorithm.GCRA, Algorithm.SLIDING_WINDOW, Algorithm.SLIDING_LOG)) {
+        List<List<Op>> chains = chains(algorithm, 7 + algorithm.ordinal(), 12, 20);
+        long checks = chains.stream().mapToLong(List::size).sum();
+        long before = cluster.nodes().stream().mapToLong(RedisBatchingTest::evalshaCalls).sum();
+        // one call in flight per slot, so that the 3 chains of a key (one slot) queue behind each other
+        Backend batched = RedisBackend.builder(clusterClient).keyPrefix(Clients.uniquePrefix())
+            .timeout(Duration.ofSeconds(10)).batchesInFlight(1).build();
+        assertSameAsInMemory(algorithm + " on the cluster", chains, run(batched, chains));
+        long calls = cluster.nodes().stream().mapToLong(RedisBatchingTest::evalshaCalls).sum() - before;
+        assertThat(calls).as("%s: the 3 policies of a key share its slot, so they batch", algorithm)
+            .isLessThan(checks * 3 / 4);
+      }
+    } finally {
+      clusterClient.shutdown();
+    }
+  }
+
+  // ---------------------------------------------------------------- idle: alone and at once
+
+  @Test
+  void anIdleCheckIsSentAloneAsTheSingleCheckScript() {
+    Backend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix()).build();
+    String single = new Scripts().check(Algorithm.GCRA);
+    String sha = new RedisBackend.Lua(single).sha();
+    server.command("CONFIG", "SET", "slowlog-log-slower-than", "0");
+    server.command("SLOWLOG", "RESET");
+    try {
+      Decision d = backend.check("idle", Policy.of(10, Duration.ofMinutes(1)), 1, T0);
+      assertThat(d.allowed()).isTrue();
+      List<?> log = (List<?>) server.command("SLOWLOG", "GET", "10");
+      List<String> evalshas = new ArrayList<>();
+      for (Object entry : log) {
+        List<?> args = (List<?>) ((List<?>) entry).get(3);
+        if ("EVALSHA".equalsIgnoreCase(String.valueOf(args.get(0)))) {
+          evalshas.add(args.get(1) + " " + args.get(2));
+        }
+      }
+      assertThat(evalshas).as("one EVALSHA of check.lua with its one key").containsExactly(sha + " 1");
+    } finally {
+      server.command("CONFIG", "SET", "slowlog-log-slower-than", "10000");
+    }
+  }
+
+  // ---------------------------------------------------------------- exactly once under timeout
+
+  @Test
+  @Timeout(60)
+  void aStalledBatchFailsEveryCheckInItAndEachIsAppliedAtMostOnce() throws Exception {
+    String prefix = Clients.uniquePrefix();
+    RedisBackend backend = RedisBackend.builder(client).keyPrefix(prefix).timeout(Duration.ofMillis(500))
+        .batchesInFlight(1).build();
+    Policy policy = Policy.of(10, Duration.ofMinutes(10), Algorithm.FIXED_WINDOW);
+    CompletableFuture<Object> stall = CompletableFuture.supplyAsync(() -> server.command("DEBUG", "SLEEP", "2"));
+    Thread.sleep(200); // DEBUG SLEEP goes out on the test's own connection: let it start
+    assertThat(stall).as("the server is asleep").isNotDone();
+    int n = 40;
+    List<CompletableFuture<Decision>> checks = new ArrayList<>();
+    // the first goes out alone and stalls; the others queue, and when it times out (500 ms) they go
+    // out as one batch, which stalls too: they arrived 250 ms later, so their own deadline has not passed
+    checks.add(backend.checkAsync("k0", policy, 1, T0).toCompletableFuture());
+    Thread.sleep(250);
+    for (int i = 1; i < n; i++) {
+      checks.add(backend.checkAsync("k" + i, policy, 1, T0).toCompletableFuture());
+    }
+    for (CompletableFuture<Decision> c : checks) {
+      assertThat(c).as("every check of the stalled calls fails").failsWithin(5, TimeUnit.SECONDS);
+    }
+    stall.get(10, TimeUnit.SECONDS);
+    long applied = 0;
+    for (int i = 0; i < n; i++) {
+      long remaining = backend.inspect("k" + i, policy, T0).remaining();
+      assertThat(remaining).as("k%d applied at most once", i).isBetween(9L, 10L);
+      applied += 10 - remaining;
+    }
+    assertThat(applied).as("the single check and the batch ran once each after the stall").isEqualTo(n);
+  }
+
+  @Test
+  @Timeout(60)
+  void aQueuedCheckPastItsDeadlineFailsAndIsNeverSent() throws Exception {
+    RedisBackend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix())
+        .timeout(Duration.ofMillis(300)).batchesInFlight(1).build();
+    Policy policy = Policy.of(10, Duration.ofMinutes(10), Algorithm.FIXED_WINDOW);
+    CompletableFuture<Object> stall = CompletableFuture.supplyAsync(() -> server.command("DEBUG", "SLEEP", "1.2"));
+    Thread.sleep(200);
+    assertThat(stall).as("the server is asleep").isNotDone();
+    List<CompletableFuture<Decision>> checks = new ArrayList<>();
+    for (int i = 0; i < 20; i++) { // the first goes out and stalls; the others wait past their 300 ms
+      checks.add(backend.checkAsync("k" + i, policy, 1, T0).toCompletableFuture());
+    }
+    for (CompletableFuture<Decision> c : checks) {
+      assertThat(c).failsWithin(5, TimeUnit.SECONDS);
+    }
+    stall.get(10, TimeUnit.SECONDS);
+    assertThat(backend.inspect("k0", policy, T0).remaining()).as("the stalled check ran when Redis woke").isEqualTo(9);
+    for (int i = 1; i < 20; i++) {
+      assertThat(backend.inspect("k" + i, policy, T0).remaining()).as("k%d never sent", i).isEqualTo(10);
+    }
+  }
+}
