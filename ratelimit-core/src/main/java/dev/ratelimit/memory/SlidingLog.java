@@ -29,6 +29,9 @@ final class SlidingLog extends State {
         n += c;
       }
       long resetAfter = n > 0 ? at(size - 1) + window - t : 0;
+      if (consume) {
+        expiresAt = t + resetAfter; // the newest entry + W
+      }
       return Decision.allowed(p, limit - n, resetAfter, 0);
     }
     long need = n + c - limit; // 1 <= need <= n because c <= limit

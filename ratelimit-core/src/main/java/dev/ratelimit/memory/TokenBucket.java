@@ -31,7 +31,11 @@ final class TokenBucket extends State {
         credits = tokens;
         last = fresh ? t : Math.max(last, t);
       }
-      return Decision.allowed(p, tokens / window, ceilDiv(capacity - tokens, limit), 0);
+      long resetAfter = ceilDiv(capacity - tokens, limit);
+      if (consume) {
+        expiresAt = last + resetAfter;
+      }
+      return Decision.allowed(p, tokens / window, resetAfter, 0);
     }
     return Decision.denied(p, tokens / window, ceilDiv(need - tokens, limit),
         ceilDiv(capacity - tokens, limit));
