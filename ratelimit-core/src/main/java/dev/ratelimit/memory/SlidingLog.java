@@ -2,6 +2,7 @@ package dev.ratelimit.memory;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
+import java.time.Duration;
 import java.util.Arrays;
 
 /**
@@ -14,6 +15,8 @@ final class SlidingLog extends State {
   private int size;
   /** The newest timestamp, {@code at(size - 1)} when {@code size > 0}: the tail's cache line not read again. */
   private long newest;
+  /** The last in-order admission's decision (resetAfter = W), returned again while it is the answer. */
+  private Decision last;
 
   @Override
   Decision check(Policy p, long t, long c, boolean consume) {
@@ -33,6 +36,14 @@ final class SlidingLog extends State {
       long resetAfter = n > 0 ? newest + window - t : 0;
       if (consume) {
         expiresAt = t + resetAfter; // the newest entry + W
+      }
+      if (resetAfter == window) { // the usual answer, the newest unit is now: the policy's own Duration
+        Decision d = last;
+        if (d == null || d.policy() != p || d.remaining() != limit - n) {
+          d = new Decision(p, true, limit - n, Duration.ZERO, p.window(), Duration.ZERO);
+          last = d;
+        }
+        return d; // a busy key in its steady state answers the same decision: none allocated
       }
       return Decision.allowed(p, limit - n, resetAfter, 0);
     }
