@@ -31,7 +31,8 @@ final class TokenBucket extends State {
         credits = tokens;
         last = fresh ? t : Math.max(last, t);
       }
-      long resetAfter = ceilDiv(capacity - tokens, limit);
+      long missing = capacity - tokens; // >= 0
+      long resetAfter = missing == 0 ? 0 : (missing - 1) / limit + 1; // ceil without floorDiv's sign fix-up
       if (consume) {
         expiresAt = last + resetAfter;
       }
