@@ -52,9 +52,11 @@ public record Decision(Policy policy, boolean allowed, long remaining,
     return new Decision(policy, true, remaining, Duration.ZERO, micros(resetAfterMicros), micros(delayMicros));
   }
 
-  /** A denied decision; durations in microseconds. */
+  /** A denied decision; durations in microseconds (one Duration for both when they are equal, as FIXED_WINDOW's are). */
   public static Decision denied(Policy policy, long remaining, long retryAfterMicros, long resetAfterMicros) {
-    return new Decision(policy, false, remaining, micros(retryAfterMicros), micros(resetAfterMicros), Duration.ZERO);
+    Duration retryAfter = micros(retryAfterMicros);
+    Duration resetAfter = retryAfterMicros == resetAfterMicros ? retryAfter : micros(resetAfterMicros);
+    return new Decision(policy, false, remaining, retryAfter, resetAfter, Duration.ZERO);
   }
 
   /** A duration of {@code micros} µs, zero when not positive: one division by a constant on the hot path. */

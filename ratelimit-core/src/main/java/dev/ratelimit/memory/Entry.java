@@ -123,13 +123,13 @@ final class Entry {
   }
 
   /**
-   * Records that {@code state} consumed: its expiry, the key's deadline and, when
+   * Records that {@code state} consumed (its check set its {@link State#expiresAt}): its expiry, the key's deadline and, when
    * the deadline moved past the hold, a new hold. Returns the new hold (µs) that the cache must be
    * told, or {@link #UNCHANGED}.
    */
   long settle(State state, Policy policy) {
-    long expiresAt = State.computeExpiresAt(state, policy);
-    state.expiresAt = expiresAt;
+    long expiresAt = state.expiresAt; // set by the check that consumed, as computeExpiresAt would
+    assert expiresAt == State.computeExpiresAt(state, policy) : state;
     if (expiresAt > deadline) {
       deadline = expiresAt;
     }

@@ -23,6 +23,7 @@ final class FixedWindow extends State {
         startWindow = window;
         count = n + c;
         n += c;
+        expiresAt = s + window;
       }
       return Decision.allowed(p, limit - n, n > 0 ? windowEnd : 0, 0);
     }

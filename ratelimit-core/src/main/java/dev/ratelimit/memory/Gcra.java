@@ -52,8 +52,10 @@ final class Gcra extends State {
       }
       tatUs = nu;
       tatFrac = nf;
+      long resetAfter = resetAfter(nu, nf, t);
+      expiresAt = t + resetAfter; // tat rounded up
       // gcra_available(t, new): new − B·T is allowAt, computed above
-      return Decision.allowed(p, availableSince(t, au, af, limit, window), resetAfter(nu, nf, t), delay);
+      return Decision.allowed(p, availableSince(t, au, af, limit, window), resetAfter, delay);
     }
     return denied(p, t, tu, tf, au, af, q, r);
   }

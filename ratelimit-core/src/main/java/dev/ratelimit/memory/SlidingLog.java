@@ -2,6 +2,7 @@ package dev.ratelimit.memory;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
+import java.time.Duration;
 import java.util.Arrays;
 
 /**
@@ -12,6 +13,10 @@ final class SlidingLog extends State {
   private long[] log = new long[4];
   private int head;
   private int size;
+  /** The newest timestamp, {@code at(size - 1)} when {@code size > 0}: the tail's cache line not read again. */
+  private long newest;
+  /** The last in-order admission's decision (resetAfter = W), returned again while it is the answer. */
+  private Decision last;
 
   @Override
   Decision check(Policy p, long t, long c, boolean consume) {
@@ -28,12 +33,23 @@ final class SlidingLog extends State {
         append(t, (int) c);
         n += c;
       }
-      long resetAfter = n > 0 ? at(size - 1) + window - t : 0;
+      long resetAfter = n > 0 ? newest + window - t : 0;
+      if (consume) {
+        expiresAt = t + resetAfter; // the newest entry + W
+      }
+      if (resetAfter == window) { // the usual answer, the newest unit is now: the policy's own Duration
+        Decision d = last;
+        if (d == null || d.policy() != p || d.remaining() != limit - n) {
+          d = new Decision(p, true, limit - n, Duration.ZERO, p.window(), Duration.ZERO);
+          last = d;
+        }
+        return d; // a busy key in its steady state answers the same decision: none allocated
+      }
       return Decision.allowed(p, limit - n, resetAfter, 0);
     }
     long need = n + c - limit; // 1 <= need <= n because c <= limit
     long retryAfter = at(expired + (int) need - 1) + window - t;
-    long resetAfter = at(size - 1) + window - t;
+    long resetAfter = newest + window - t;
     return Decision.denied(p, Math.max(0, limit - n), retryAfter, resetAfter);
   }
 
@@ -45,6 +61,7 @@ final class SlidingLog extends State {
     System.arraycopy(snapshot, 0, log, 0, snapshot.length);
     head = 0;
     size = snapshot.length;
+    newest = size == 0 ? 0 : snapshot[size - 1];
   }
 
   @Override
@@ -63,15 +80,28 @@ final class SlidingLog extends State {
 
   /** Appends {@code c} entries at {@code t}, keeping the log sorted if the clock stepped back. */
   private void append(long t, int c) {
+    long[] log = this.log;
+    int mask = log.length - 1;
+    if (c == 1 && size <= mask && (size == 0 || newest <= t)) { // the usual case: one unit, in order
+      log[(head + size) & mask] = t;
+      size++;
+      newest = t;
+      return;
+    }
     if (size + c > log.length) {
       int capacity = Integer.highestOneBit(size + c - 1) << 1;
       long[] grown = new long[capacity];
-      for (int i = 0; i < size; i++) {
-        grown[i] = at(i);
-      }
-      log = grown;
+      int first = Math.min(size, log.length - head); // the ring unrolled: head..end, then 0..
+      System.arraycopy(log, head, grown, 0, first);
+      System.arraycopy(log, 0, grown, first, size - first);
+      this.log = grown;
       head = 0;
     }
+    appendSorted(t, c);
+    newest = at(size - 1);
+  }
+
+  private void appendSorted(long t, int c) {
     int mask = log.length - 1;
     int insert = size;
     while (insert > 0 && at(insert - 1) > t) {

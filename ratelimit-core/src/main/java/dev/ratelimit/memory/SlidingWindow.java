@@ -38,6 +38,7 @@ final class SlidingWindow extends State {
         previous = prev;
         current = n + c;
         n += c;
+        expiresAt = s + 2 * window;
       }
       long remaining = limit - n - ceilDiv(weighted, window);
       long resetAfter = n > 0 ? s + 2 * window - t : prev > 0 ? s + window - t : 0;

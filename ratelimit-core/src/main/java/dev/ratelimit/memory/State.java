@@ -8,7 +8,11 @@ import dev.ratelimit.Policy;
  * Not thread-safe: the backend serialises access per key. All times are epoch microseconds.
  */
 abstract class State {
-  /** When this state stops mattering (is equivalent to a fresh one), in epoch µs. */
+  /**
+   * When this state stops mattering (is equivalent to a fresh one), in epoch µs: set by every
+   * {@link #check} that consumes to what {@link #computeExpiresAt} would answer then, from the
+   * numbers the check has at hand (no second division, no second read of the log).
+   */
   long expiresAt;
   /** The identity of the policy this state is for, within its key's {@link Entry}. */
   String policyName;

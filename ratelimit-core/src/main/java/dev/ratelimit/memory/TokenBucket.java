@@ -31,7 +31,12 @@ final class TokenBucket extends State {
         credits = tokens;
         last = fresh ? t : Math.max(last, t);
       }
-      return Decision.allowed(p, tokens / window, ceilDiv(capacity - tokens, limit), 0);
+      long missing = capacity - tokens; // >= 0
+      long resetAfter = missing == 0 ? 0 : (missing - 1) / limit + 1; // ceil without floorDiv's sign fix-up
+      if (consume) {
+        expiresAt = last + resetAfter;
+      }
+      return Decision.allowed(p, tokens / window, resetAfter, 0);
     }
     return Decision.denied(p, tokens / window, ceilDiv(need - tokens, limit),
         ceilDiv(capacity - tokens, limit));
