@@ -3,6 +3,7 @@ package dev.ratelimit.memory;
 import dev.ratelimit.Policy;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * One key's states, one per policy used with the key (usually one), and the key's lock: every
@@ -11,17 +12,20 @@ import java.lang.invoke.VarHandle;
  *
  * <p>The lock is a spin lock: one compare-and-set to take it, one release store to leave it, about
  * half the cost of an uncontended {@code synchronized} on this JDK. Critical sections are a few
- * dozen nanoseconds of arithmetic (rarely a cache call), so a waiter spins briefly and then yields.
+ * dozen nanoseconds of arithmetic (rarely a cache call), so a waiter spins briefly, then yields,
+ * then parks for short spells (a holder descheduled on a busy machine does not make waiters burn
+ * a core).
  *
  * <p>Expiry with slack: {@link #deadline} is the moment the last of the key's states stops
  * mattering; the cache is told a later moment, {@link #hold} = deadline + slack, where the slack is
  * the policy's window, at least {@link #MIN_SLACK_MICROS} and at most {@link #MAX_SLACK_MICROS}; and
- * only when the deadline moves past the hold is the cache told again. A key in use thus moves its
+ * only when the deadline comes within half a slack of the hold is the cache told again, so the hold
+ * always stays at least half a slack past the deadline. A key in use thus moves its
  * expiry in the cache at most about once per window of clock time or once per {@code limit}
  * admitted checks, instead of on every check, and an idle key is dropped at most one slack (plus the
  * cache clock's 100 ms granularity) after its states stop mattering; until then an expired state
  * simply behaves as a fresh one. The slack also gives a check that arrives with an older {@code now}
- * than others (a slow thread) at least a second before the state it needs can be dropped.
+ * than others (a slow thread) at least half a second before the state it needs can be dropped.
  */
 final class Entry {
   /** The least slack between a key's deadline and the moment the cache drops it, µs. */
@@ -31,6 +35,7 @@ final class Entry {
   /** {@link #settle}'s answer when the cache's expiry need not move. */
   static final long UNCHANGED = Long.MIN_VALUE;
   private static final int SPINS = 100;
+  private static final long PARK_NANOS = 20_000;
   private static final VarHandle LOCK;
 
   static {
@@ -61,6 +66,11 @@ final class Entry {
    * thread holding it retries on the key's current entry.
    */
   volatile boolean removed;
+  /**
+   * Set when the cache evicted this entry as expired after a check had renewed it: it is still the
+   * key's entry (in the index) and goes back in the cache on its next use.
+   */
+  volatile boolean orphan;
 
   /** Takes the entry's lock; not reentrant. */
   void lock() {
@@ -74,10 +84,17 @@ final class Entry {
     while (locked != 0 || !LOCK.compareAndSet(this, 0, 1)) {
       if (++spins < SPINS) {
         Thread.onSpinWait();
-      } else {
+      } else if (spins < 2 * SPINS) {
         Thread.yield();
+      } else {
+        LockSupport.parkNanos(PARK_NANOS); // the holder was descheduled (or is in the cache): stop burning a core
       }
     }
+  }
+
+  /** Whether a thread holds the lock now (a snapshot, for the cache's eviction listener). */
+  boolean isLocked() {
+    return locked != 0;
   }
 
   /** Leaves the lock: what was written under it is visible to the next holder. */
@@ -133,10 +150,10 @@ final class Entry {
     if (expiresAt > deadline) {
       deadline = expiresAt;
     }
-    if (deadline <= hold) {
-      return UNCHANGED;
-    }
     long slack = Math.min(Math.max(policy.windowMicros(), MIN_SLACK_MICROS), MAX_SLACK_MICROS);
+    if (hold == Long.MAX_VALUE || (hold != Long.MIN_VALUE && deadline <= hold - slack / 2)) {
+      return UNCHANGED; // the hold stays at least half a slack past the deadline
+    }
     long newHold = deadline + slack;
     hold = newHold < deadline ? Long.MAX_VALUE : newHold;
     holdNanos = hold >= Long.MAX_VALUE / 1_000L ? Long.MAX_VALUE

@@ -3,6 +3,7 @@ package dev.ratelimit.memory;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.RemovalCause;
 import com.github.benmanes.caffeine.cache.Policy.VarExpiration;
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
@@ -73,11 +74,20 @@ public final class InMemoryBackend implements Backend {
         .expireAfter(new UntilHold())
         .ticker(() -> latestNanos)
         .executor(Runnable::run)
-        .evictionListener((String key, Entry entry, com.github.benmanes.caffeine.cache.RemovalCause cause) -> {
-          if (entry != null) {
-            entry.removed = true;
-            index.remove(key, entry);
+        .evictionListener((String key, Entry entry, RemovalCause cause) -> {
+          if (entry == null) {
+            return;
           }
+          if (cause == RemovalCause.EXPIRED && (entry.isLocked() || nanos(entry.hold) > latestNanos)) {
+            // renewed, or being renewed, after the cache counted it expired (the cache's clock passed
+            // the old hold while a check was moving it on, and the cache ignores a new expiry for an
+            // entry it holds expired): the states still matter, so the entry stays the key's entry
+            // and goes back in the cache on its next use
+            entry.orphan = true;
+            return;
+          }
+          entry.removed = true;
+          index.remove(key, entry);
         })
         .build();
     this.map = entries.asMap();
@@ -136,6 +146,7 @@ public final class InMemoryBackend implements Backend {
     if (entry.removed || dropIfExpired(key, entry)) {
       return null;
     }
+    readopt(key, entry);
     if ((entry.visits++ & (READ_SAMPLE - 1)) == 0) {
       entries.getIfPresent(key); // records the read: W-TinyLFU's frequency, access order
     }
@@ -151,12 +162,17 @@ public final class InMemoryBackend implements Backend {
     if (added) {
       entry.add(state, policy);
     }
+    long oldHold = entry.hold;
     long hold = entry.settle(state, policy);
+    if (added || hold != Entry.UNCHANGED) {
+      beforeRenewal(oldHold);
+    }
     if (added) {
       map.replace(key, entry, entry); // weighs the entry again and renews its expiry
     } else if (hold != Entry.UNCHANGED) {
       expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
     }
+    readopt(key, entry);
     if (entry.removed && !restore(key, entry)) {
       return null; // dropped meanwhile and replaced: check again on the key's new entry
     }
@@ -191,6 +207,7 @@ public final class InMemoryBackend implements Backend {
     if (entry.removed || (!created && dropIfExpired(key, entry))) {
       return null;
     }
+    readopt(key, entry);
     int size = policies.size();
     State[] found = new State[size];
     boolean[] fresh = new boolean[size];
@@ -208,6 +225,7 @@ public final class InMemoryBackend implements Backend {
       return new MultiDecision(false, Arrays.asList(decisions));
     }
     boolean grew = false;
+    long oldHold = entry.hold;
     long hold = Entry.UNCHANGED;
     for (int i = 0; i < size; i++) {
       Policy policy = policies.get(i);
@@ -223,11 +241,15 @@ public final class InMemoryBackend implements Backend {
     if (created) {
       return publish(key, entry) ? result : null;
     }
+    if (grew || hold != Entry.UNCHANGED) {
+      beforeRenewal(oldHold);
+    }
     if (grew) {
       map.replace(key, entry, entry);
     } else if (hold != Entry.UNCHANGED) {
       expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
     }
+    readopt(key, entry);
     if (entry.removed && !restore(key, entry)) {
       return null;
     }
@@ -306,6 +328,28 @@ public final class InMemoryBackend implements Backend {
   public void close() {
     entries.invalidateAll();
     index.clear();
+  }
+
+  /**
+   * Puts {@code entry}, whose lock is held, back in the cache when the cache evicted it as expired
+   * although it had been renewed (see the eviction listener): it never left the index, so no other
+   * entry can have taken the key.
+   */
+  private void readopt(String key, Entry entry) {
+    if (entry.orphan && !entry.removed) {
+      entry.orphan = false;
+      map.put(key, entry);
+    }
+  }
+
+  /** For tests: runs just before a check tells the cache an entry's new expiry, given the old hold (µs). */
+  volatile java.util.function.LongConsumer renewalHook;
+
+  private void beforeRenewal(long oldHold) {
+    java.util.function.LongConsumer hook = renewalHook;
+    if (hook != null) {
+      hook.accept(oldHold);
+    }
   }
 
   /**
