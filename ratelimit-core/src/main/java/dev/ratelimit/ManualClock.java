@@ -45,7 +45,11 @@ public final class ManualClock implements InstantSource {
 
   /** A clock standing at {@code epochMicros} microseconds since the epoch. */
   public static ManualClock atEpochMicros(long epochMicros) {
-    return new ManualClock(Math.multiplyExact(epochMicros, 1_000L));
+    try {
+      return new ManualClock(Math.multiplyExact(epochMicros, 1_000L));
+    } catch (ArithmeticException e) {
+      throw outOfRange("epochMicros " + epochMicros, e);
+    }
   }
 
   /** Moves the clock to {@code instant} (backwards too). */
@@ -55,12 +59,21 @@ public final class ManualClock implements InstantSource {
 
   /** Moves the clock forward by {@code duration} (a negative duration moves it back). */
   public void advance(Duration duration) {
-    advanceNanos(Objects.requireNonNull(duration, "duration").toNanos());
+    Objects.requireNonNull(duration, "duration");
+    try {
+      advanceNanos(duration.toNanos());
+    } catch (ArithmeticException e) {
+      throw outOfRange("advancing " + instant() + " by " + duration, e);
+    }
   }
 
   /** Moves the clock forward by {@code micros} microseconds. */
   public void advanceMicros(long micros) {
-    advanceNanos(Math.multiplyExact(micros, 1_000L));
+    try {
+      advanceNanos(Math.multiplyExact(micros, 1_000L));
+    } catch (ArithmeticException e) {
+      throw outOfRange("advancing " + instant() + " by " + micros + " µs", e);
+    }
   }
 
   private void advanceNanos(long delta) {
@@ -68,6 +81,11 @@ public final class ManualClock implements InstantSource {
     do {
       seen = nanos;
     } while (!NANOS.weakCompareAndSet(this, seen, Math.addExact(seen, delta)));
+  }
+
+  private static IllegalArgumentException outOfRange(String what, ArithmeticException cause) {
+    return new IllegalArgumentException("a ManualClock covers the years 1677 to 2262: " + what
+        + " leaves that range", cause);
   }
 
   @Override

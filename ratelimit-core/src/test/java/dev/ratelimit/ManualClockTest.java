@@ -46,4 +46,16 @@ class ManualClockTest {
     assertThatThrownBy(() -> ManualClock.at(Instant.ofEpochSecond(10_000_000_000L)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1677 to 2262");
   }
+
+  @Test
+  void refusesStepsThatLeaveItsRangeAndStaysWhereItWas() {
+    ManualClock clock = ManualClock.atEpochMicros(1_700_000_000_000_000L);
+    assertThatThrownBy(() -> clock.advance(java.time.Duration.ofDays(365L * 300)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1677 to 2262");
+    assertThatThrownBy(() -> clock.advanceMicros(Long.MAX_VALUE / 2))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1677 to 2262");
+    assertThatThrownBy(() -> ManualClock.atEpochMicros(Long.MAX_VALUE))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("epochMicros");
+    assertThat(clock.epochMicros()).isEqualTo(1_700_000_000_000_000L);
+  }
 }
