@@ -37,11 +37,10 @@ final class DefaultRateLimiter implements RateLimiter {
   private static final long ERROR_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
   private static final long SHADOW_LOG_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
   /** The most hot denied (key, policy) pairs the near-cache holds. */
-  static final long NEAR_CACHE_ENTRIES = 10_000;
-
   /** Everything the builder configured. */
   record Settings(InstantSource clock, Backend backend, FailureMode failureMode, boolean nearCache,
-      Duration timeout, Duration failClosedRetryAfter, double localFallbackShare, int failureThreshold,
+      long nearCacheMaximumEntries, Duration timeout, Duration failClosedRetryAfter, double localFallbackShare,
+      int failureThreshold,
       Duration coolDown, RateLimitListener listener, boolean shadow, Set<String> shadowPolicies,
       LongSupplier nanoTime) {}
 
@@ -99,7 +98,7 @@ final class DefaultRateLimiter implements RateLimiter {
     this.manualClock = s.clock() instanceof ManualClock m ? m : null;
     this.backend = s.backend();
     this.failureMode = s.failureMode();
-    this.nearCache = s.nearCache() ? new NearCache(NEAR_CACHE_ENTRIES) : null;
+    this.nearCache = s.nearCache() ? new NearCache(s.nearCacheMaximumEntries()) : null;
     this.timeout = s.timeout();
     this.timeoutNanos = s.timeout().toNanos();
     this.failClosedRetryAfter = s.failClosedRetryAfter();

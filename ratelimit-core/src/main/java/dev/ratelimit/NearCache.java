@@ -125,6 +125,11 @@ final class NearCache {
     return entries.estimatedSize();
   }
 
+  /** The bound it was built with (for tests). */
+  long maximumEntries() {
+    return entries.policy().eviction().orElseThrow().getMaximum();
+  }
+
   private static long micros(Duration d) {
     return d.getSeconds() * 1_000_000L + d.getNano() / 1_000;
   }

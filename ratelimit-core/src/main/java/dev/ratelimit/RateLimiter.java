@@ -134,12 +134,15 @@ public interface RateLimiter extends AutoCloseable {
     public static final Duration DEFAULT_FAIL_CLOSED_RETRY_AFTER = Duration.ofSeconds(1);
     /** The default {@link #circuitBreaker(int, Duration) failure threshold}: 5 failures in a row. */
     public static final int DEFAULT_FAILURE_THRESHOLD = 5;
+    /** The default {@link #nearCacheMaximumEntries near-cache bound}: 10,000 entries. */
+    public static final long DEFAULT_NEAR_CACHE_MAXIMUM_ENTRIES = 10_000;
     /** The default {@link #circuitBreaker(int, Duration) cool-down}: 5 s. */
     public static final Duration DEFAULT_COOL_DOWN = Duration.ofSeconds(5);
 
     private InstantSource clock = InstantSource.system();
     private Backend backend;
     private Boolean nearCache;
+    private long nearCacheMaximumEntries = DEFAULT_NEAR_CACHE_MAXIMUM_ENTRIES;
     private FailureMode failureMode = FailureMode.FAIL_OPEN;
     private Duration timeout = DEFAULT_TIMEOUT;
     private Duration failClosedRetryAfter = DEFAULT_FAIL_CLOSED_RETRY_AFTER;
@@ -173,6 +176,23 @@ public interface RateLimiter extends AutoCloseable {
      */
     public Builder nearCache(boolean nearCache) {
       this.nearCache = nearCache;
+      return this;
+    }
+
+    /**
+     * The most hot denied (key, policy) pairs the near-cache holds at once; default {@value
+     * #DEFAULT_NEAR_CACHE_MAXIMUM_ENTRIES}. Beyond it the least useful entries go (Caffeine's
+     * W-TinyLFU) and their keys' checks reach the backend again: never a wrong answer, only fewer
+     * local ones. Each entry is a denial's state snapshot (about 100 bytes; a sliding log's up to
+     * 256 timestamps).
+     *
+     * @throws IllegalArgumentException when {@code maximumEntries < 1}
+     */
+    public Builder nearCacheMaximumEntries(long maximumEntries) {
+      Require.argument(maximumEntries >= 1,
+          "nearCacheMaximumEntries must be at least 1 (turn the near-cache off with nearCache(false)), was %s",
+          maximumEntries);
+      this.nearCacheMaximumEntries = maximumEntries;
       return this;
     }
 
@@ -324,7 +344,7 @@ public interface RateLimiter extends AutoCloseable {
     public RateLimiter build() {
       Backend b = backend != null ? backend : InMemoryBackend.create();
       boolean near = nearCache != null ? nearCache : b.isRemote();
-      return new DefaultRateLimiter(new DefaultRateLimiter.Settings(clock, b, failureMode, near,
+      return new DefaultRateLimiter(new DefaultRateLimiter.Settings(clock, b, failureMode, near, nearCacheMaximumEntries,
           timeout, failClosedRetryAfter, localFallbackShare, failureThreshold, coolDown,
           Listeners.of(List.copyOf(listeners)), shadow, shadowPolicies, nanoTime));
     }

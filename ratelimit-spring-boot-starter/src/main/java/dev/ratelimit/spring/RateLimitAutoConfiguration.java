@@ -73,6 +73,7 @@ public class RateLimitAutoConfiguration {
           .timeout(properties.getTimeout())
           .failClosedRetryAfter(properties.getFailClosedRetryAfter())
           .localFallbackShare(properties.getLocalFallbackShare())
+          .nearCacheMaximumEntries(properties.getNearCacheMaximumEntries())
           .circuitBreaker(properties.getCircuitBreaker().getFailureThreshold(),
               properties.getCircuitBreaker().getCoolDown())
           .shadow(properties.isShadow())

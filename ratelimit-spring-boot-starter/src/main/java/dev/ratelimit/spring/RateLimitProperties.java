@@ -34,6 +34,9 @@ public class RateLimitProperties {
   /** Whether hot denied keys are answered from a local near-cache; unset: on for Redis, off for memory. */
   private Boolean nearCache;
 
+  /** The most hot denied (key, policy) pairs the near-cache holds; beyond it checks go to the backend again. */
+  private long nearCacheMaximumEntries = 10_000;
+
   /** Whether every policy runs in shadow mode: checked and counted, never blocking. */
   private boolean shadow = false;
 
@@ -126,6 +129,14 @@ public class RateLimitProperties {
 
   public void setNearCache(Boolean nearCache) {
     this.nearCache = nearCache;
+  }
+
+  public long getNearCacheMaximumEntries() {
+    return nearCacheMaximumEntries;
+  }
+
+  public void setNearCacheMaximumEntries(long nearCacheMaximumEntries) {
+    this.nearCacheMaximumEntries = nearCacheMaximumEntries;
   }
 
   public boolean isShadow() {

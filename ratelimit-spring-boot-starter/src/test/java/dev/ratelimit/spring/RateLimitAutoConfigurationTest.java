@@ -166,6 +166,18 @@ class RateLimitAutoConfigurationTest {
         .getFailure().hasStackTraceContaining("invalid ratelimit.* limiter setting").hasStackTraceContaining("timeout"));
     runner.withPropertyValues("ratelimit.local-fallback-share=1.5").run(context -> assertThat(context).hasFailed()
         .getFailure().hasStackTraceContaining("1.5"));
+    runner.withPropertyValues("ratelimit.near-cache=true", "ratelimit.near-cache-maximum-entries=2").run(context -> {
+      RateLimiter limiter = context.getBean(RateLimiter.class);
+      Policy p = Policy.parse("1/1m");
+      for (int i = 0; i < 20; i++) {
+        limiter.check("k" + i, p);
+        assertThat(limiter.check("k" + i, p).allowed()).isFalse();
+      }
+      assertThat(limiter.nearCacheSize()).as("bounded by the property").isLessThanOrEqualTo(2).isPositive();
+    });
+    runner.withPropertyValues("ratelimit.near-cache-maximum-entries=0").run(context -> assertThat(context).hasFailed()
+        .getFailure().hasStackTraceContaining("invalid ratelimit.* limiter setting")
+        .hasStackTraceContaining("nearCacheMaximumEntries"));
   }
 
   @Test
