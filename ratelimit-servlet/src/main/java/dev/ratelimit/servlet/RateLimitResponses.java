@@ -75,11 +75,21 @@ public final class RateLimitResponses {
     if (response.isCommitted()) {
       return;
     }
-    writeHeaders(response, decisions, options);
+    writeDeniedHeaders(response, decisions, options);
     response.setStatus(TOO_MANY_REQUESTS);
+    writeBody(response, PROBLEM_JSON, problemJson(decisions, null));
+  }
+
+  /**
+   * The headers of a denial, without status or body, for callers that write those themselves:
+   * the limit headers (unless degraded), {@code Retry-After} (the longest wait of the denying
+   * decisions, whole seconds rounded up) and {@code Cache-Control: no-store}.
+   */
+  public static void writeDeniedHeaders(HttpServletResponse response, List<Decision> decisions,
+      HeaderOptions options) {
+    writeHeaders(response, decisions, options);
     response.setHeader("Retry-After", Long.toString(ceilSeconds(retryAfter(decisions))));
     response.setHeader("Cache-Control", "no-store");
-    writeBody(response, PROBLEM_JSON, problemJson(decisions, null));
   }
 
   /**

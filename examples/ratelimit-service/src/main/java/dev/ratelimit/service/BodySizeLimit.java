@@ -8,16 +8,15 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.stereotype.Component;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Caps request bodies at {@code ratelimit-service.max-body-bytes}: a declared length above the cap
- * is refused before anything is read; a chunked body fails as soon as it passes the cap, and the
- * JSON reader's failure becomes a {@code 400} naming {@code body} ({@link ApiErrors}).
+ * Caps request bodies at {@code ratelimit-service.max-body-bytes}: reading a body (declared length
+ * or chunked) fails as soon as it passes the cap, and the JSON reader's failure becomes a
+ * {@code 400} naming {@code body} ({@link ApiErrors}).
  */
 @Component
 @Order(Ordered.HIGHEST_PRECEDENCE)
@@ -31,31 +30,7 @@ class BodySizeLimit extends OncePerRequestFilter {
   @Override
   protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
       throws ServletException, IOException {
-    if (request.getContentLengthLong() > limit) {
-      response.setStatus(HttpServletResponse.SC_BAD_REQUEST);
-      response.setContentType("application/problem+json");
-      String reason = new BodyTooLarge(limit).getMessage();
-      response.getOutputStream().write(("{\"type\":\"about:blank\",\"title\":\"Invalid request\",\"status\":400,"
-          + "\"detail\":\"" + reason + "\",\"instance\":\"" + jsonString(request.getRequestURI()) + "\","
-          + "\"invalid-params\":[{\"name\":\"body\",\"reason\":\"" + reason + "\"}]}")
-          .getBytes(StandardCharsets.UTF_8));
-      return;
-    }
     chain.doFilter(new Capped(request, limit), response);
-  }
-
-  private static String jsonString(String text) {
-    StringBuilder out = new StringBuilder(text.length());
-    for (char c : text.toCharArray()) {
-      if (c == '"' || c == '\\') {
-        out.append('\\').append(c);
-      } else if (c < 0x20) {
-        out.append(String.format("\\u%04x", (int) c));
-      } else {
-        out.append(c);
-      }
-    }
-    return out.toString();
   }
 
   /** A request whose body stream fails once more than {@code limit} bytes were read. */

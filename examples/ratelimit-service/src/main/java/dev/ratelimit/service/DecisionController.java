@@ -9,7 +9,6 @@ import dev.ratelimit.servlet.RateLimitResponses;
 import dev.ratelimit.spring.PolicyRegistry;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -93,16 +92,12 @@ class DecisionController {
    */
   private ResponseEntity<Object> answer(List<Decision> decisions, boolean allowed, Object body,
       HttpServletRequest http, HttpServletResponse response) {
-    RateLimitResponses.writeHeaders(response, decisions, headers);
-    response.setHeader("Cache-Control", "no-store");
     if (allowed) {
+      RateLimitResponses.writeHeaders(response, decisions, headers);
+      response.setHeader("Cache-Control", "no-store");
       return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(body);
     }
-    Duration retryAfter = Duration.ZERO;
-    for (Decision decision : decisions) {
-      retryAfter = decision.retryAfter().compareTo(retryAfter) > 0 ? decision.retryAfter() : retryAfter;
-    }
-    response.setHeader("Retry-After", Long.toString(ceilSeconds(retryAfter)));
+    RateLimitResponses.writeDeniedHeaders(response, decisions, headers);
     Map<String, Object> problem = new LinkedHashMap<>();
     problem.putAll(json.readValue(RateLimitResponses.problemJson(decisions, http.getRequestURI()), MAP));
     problem.putAll(json.convertValue(body, MAP));
@@ -144,10 +139,6 @@ class DecisionController {
       throw new BackendUnavailable(e);
     }
     return ResponseEntity.noContent().build();
-  }
-
-  private static long ceilSeconds(Duration duration) {
-    return duration.getSeconds() + (duration.getNano() > 0 ? 1 : 0);
   }
 
   private static String requireKey(String key) {
