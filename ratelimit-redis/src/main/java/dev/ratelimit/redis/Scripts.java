@@ -9,28 +9,34 @@ import java.util.EnumMap;
 import java.util.Map;
 
 /**
- * The Lua sources, assembled from the {@code .lua} resources beside this class: a shared prelude,
- * the algorithm files, and a main ({@code check.lua} for one policy, {@code check_all.lua} for
- * several). GCRA and LEAKY_BUCKET share {@code gcra.lua}.
+ * The Lua sources, assembled from the {@code .lua} resources beside this class: the shared
+ * prelude, the files of only the algorithms a script may run (every function a script defines is
+ * made again on each call, so a check of GCRA does not pay for the sliding log), a generated
+ * registry of them, and a main: {@code check.lua} for one policy (after {@code check_one.lua}),
+ * {@code check_batch.lua} for several single-policy checks (every algorithm), {@code check_all.lua}
+ * for several policies of one key (the algorithms of those policies). GCRA and LEAKY_BUCKET share
+ * {@code gcra.lua}, and so their scripts.
  */
 final class Scripts {
+  /** The algorithm files, in the order their bits have in a {@link #mask}. */
+  private static final String[] FILES = {"fixed_window", "sliding_log", "sliding_window", "token_bucket", "gcra"};
+  /** The number of distinct sets of algorithm files, and so of checkAll scripts. */
+  static final int MASKS = 1 << FILES.length;
+
+  private final String prelude = resource("prelude.lua");
+  private final String[] files = new String[FILES.length];
+  private final String checkOne = resource("check_one.lua");
   private final Map<Algorithm, String> check = new EnumMap<>(Algorithm.class);
-  private final String checkAll;
   private final String checkBatch;
 
   Scripts() {
-    String prelude = resource("prelude.lua");
-    StringBuilder all = new StringBuilder(prelude);
-    for (Algorithm algorithm : Algorithm.values()) {
-      String file = file(algorithm);
-      check.put(algorithm, prelude + "\n" + resource(file) + "\n" + resource("check.lua"));
-      if (algorithm != Algorithm.LEAKY_BUCKET) {
-        all.append('\n').append(resource(file));
-      }
+    for (int i = 0; i < FILES.length; i++) {
+      files[i] = resource(FILES[i] + ".lua");
     }
-    String algorithms = all.toString();
-    checkAll = algorithms + "\n" + resource("check_all.lua");
-    checkBatch = algorithms + "\n" + resource("check_batch.lua");
+    for (Algorithm algorithm : Algorithm.values()) {
+      check.put(algorithm, assemble(1 << file(algorithm), true, "check.lua"));
+    }
+    checkBatch = assemble(MASKS - 1, true, "check_batch.lua");
   }
 
   /** The script that checks one policy of {@code algorithm}. */
@@ -38,9 +44,12 @@ final class Scripts {
     return check.get(algorithm);
   }
 
-  /** The script that checks several policies at once. */
-  String checkAll() {
-    return checkAll;
+  /** The script that checks several policies at once, given their {@link #mask}. */
+  String checkAll(int mask) {
+    if (mask <= 0 || mask >= MASKS) {
+      throw new IllegalArgumentException("no algorithm file set " + mask);
+    }
+    return assemble(mask, false, "check_all.lua");
   }
 
   /** The script that runs several single-policy checks one after the other. */
@@ -48,13 +57,48 @@ final class Scripts {
     return checkBatch;
   }
 
-  private static String file(Algorithm algorithm) {
+  /**
+   * The bit of {@code algorithm}'s file: a {@link #checkAll} script's mask is the union of its
+   * policies' bits.
+   */
+  static int mask(Algorithm algorithm) {
+    return 1 << file(algorithm);
+  }
+
+  /** The prelude, the files in {@code mask}, their registry, check_one when asked, and {@code main}. */
+  private String assemble(int mask, boolean withCheckOne, String main) {
+    StringBuilder script = new StringBuilder(prelude);
+    StringBuilder algorithms = new StringBuilder();
+    StringBuilder states = new StringBuilder();
+    for (int i = 0; i < FILES.length; i++) {
+      if ((mask & (1 << i)) == 0) {
+        continue;
+      }
+      script.append('\n').append(files[i]);
+      for (Algorithm algorithm : Algorithm.values()) {
+        if (file(algorithm) == i) {
+          String name = RedisKeys.scriptName(algorithm);
+          algorithms.append(algorithms.isEmpty() ? "" : ", ").append(name).append(" = ").append(FILES[i]);
+          states.append(states.isEmpty() ? "" : ", ").append(name).append(" = ").append(FILES[i]).append("_state");
+        }
+      }
+    }
+    script.append("\n-- The algorithms this script may run, by the name the caller gives.\n")
+        .append("local algorithms = {").append(algorithms).append("}\n")
+        .append("local states = {").append(states).append("}\n");
+    if (withCheckOne) {
+      script.append('\n').append(checkOne);
+    }
+    return script.append('\n').append(resource(main)).toString();
+  }
+
+  private static int file(Algorithm algorithm) {
     return switch (algorithm) {
-      case FIXED_WINDOW -> "fixed_window.lua";
-      case SLIDING_LOG -> "sliding_log.lua";
-      case SLIDING_WINDOW -> "sliding_window.lua";
-      case TOKEN_BUCKET -> "token_bucket.lua";
-      case GCRA, LEAKY_BUCKET -> "gcra.lua";
+      case FIXED_WINDOW -> 0;
+      case SLIDING_LOG -> 1;
+      case SLIDING_WINDOW -> 2;
+      case TOKEN_BUCKET -> 3;
+      case GCRA, LEAKY_BUCKET -> 4;
     };
   }
 

@@ -22,14 +22,14 @@ for i = 1, count do
   if not keys then
     return {-1, t}
   end
-  policies[i] = {algorithms[name], keys, window, tonumber(limit), tonumber(burst), states[name]}
+  policies[i] = {algorithms[name], keys, window, tonumber(limit), tonumber(burst), states[name], name}
 end
 
 local function evaluate(apply)
   local results, all = {}, true
   for i = 1, count do
     local p = policies[i]
-    results[i] = p[1](p[2], t, c, p[3], p[4], p[5], apply)
+    results[i] = {p[1](p[2], t, c, p[3], p[4], p[5], apply, p[7])}
     all = all and results[i][1] == 1
   end
   return results, all

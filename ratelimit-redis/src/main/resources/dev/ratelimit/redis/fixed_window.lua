@@ -1,6 +1,6 @@
 -- FIXED_WINDOW: a count n for the window starting at s. Twin of FixedWindow.java.
 -- keys[1]: this window's counter, named by the caller from t (the key is never computed here).
-algorithms.fixed_window = function(keys, t, c, window, limit, burst, apply)
+local function fixed_window(keys, t, c, window, limit, burst, apply)
   local s = t - t % window
   local n = tonumber(get(keys[1]) or '0')
   local window_end = s + window - t
@@ -13,12 +13,12 @@ algorithms.fixed_window = function(keys, t, c, window, limit, burst, apply)
     if n > 0 then
       reset_after = window_end
     end
-    return {1, limit - n, 0, reset_after, 0}
+    return 1, limit - n, 0, reset_after, 0
   end
-  return {0, math.max(0, limit - n), window_end, window_end, 0}
+  return 0, math.max(0, limit - n), window_end, window_end, 0
 end
 
 -- The state as StateSnapshots reads it: {windowStart, count}.
-states.fixed_window = function(keys, t, window, limit, burst)
+local function fixed_window_state(keys, t, window, limit, burst)
   return {t - t % window, tonumber(get(keys[1]) or '0')}
 end

@@ -14,7 +14,8 @@ local function gcra_available(t, tu, tf, limit, burst, q, r, window)
   return math.floor(scaled / window)
 end
 
-local function gcra(keys, t, c, window, limit, burst, apply, shaping)
+local function gcra(keys, t, c, window, limit, burst, apply, name)
+  local shaping = name == 'leaky_bucket'
   local q = math.floor(window / limit)
   local r = window % limit
   -- tat = max(stored, t)
@@ -42,22 +43,14 @@ local function gcra(keys, t, c, window, limit, burst, apply, shaping)
       delay = reset_now
     end
     if not apply then
-      return {1, gcra_available(t, tu, tf, limit, burst, q, r, window), 0, reset_now, delay}
+      return 1, gcra_available(t, tu, tf, limit, burst, q, r, window), 0, reset_now, delay
     end
     local reset_after = nu - t + ((nf > 0) and 1 or 0)
     set_px(keys[1], string.format('%d %d', nu, nf), ttl_ms(reset_after))
-    return {1, gcra_available(t, nu, nf, limit, burst, q, r, window), 0, reset_after, delay}
+    return 1, gcra_available(t, nu, nf, limit, burst, q, r, window), 0, reset_after, delay
   end
   local retry_after = au - t + ((af > 0) and 1 or 0)
-  return {0, gcra_available(t, tu, tf, limit, burst, q, r, window), retry_after, reset_now, 0}
-end
-
-algorithms.gcra = function(keys, t, c, window, limit, burst, apply)
-  return gcra(keys, t, c, window, limit, burst, apply, false)
-end
-
-algorithms.leaky_bucket = function(keys, t, c, window, limit, burst, apply)
-  return gcra(keys, t, c, window, limit, burst, apply, true)
+  return 0, gcra_available(t, tu, tf, limit, burst, q, r, window), retry_after, reset_now, 0
 end
 
 -- The state as StateSnapshots reads it: {tat_us, tat_frac}; a missing tat is t.
@@ -69,6 +62,3 @@ local function gcra_state(keys, t, window, limit, burst)
   local us_text, frac_text = string.match(stored, '^(%-?%d+) (%d+)$')
   return {tonumber(us_text), tonumber(frac_text)}
 end
-
-states.gcra = gcra_state
-states.leaky_bucket = gcra_state

@@ -1,11 +1,17 @@
--- Shared by every script. Each algorithm file registers two functions:
---   algorithms.NAME(keys, t, c, window, limit, burst, apply) -> {allowed, remaining, retryAfter, resetAfter, delay}
---   states.NAME(keys, t, window, limit, burst) -> the state as numbers (read-only), for the caller's
+-- Shared by every script, which is assembled (Scripts.java) from this prelude, the files of the
+-- algorithms it may run, their registry and check_one.lua, then its main. Each algorithm file defines
+-- two local functions (GCRA and LEAKY_BUCKET share gcra.lua's):
+--   NAME(keys, t, c, window, limit, burst, apply, name) -> allowed, remaining, retryAfter, resetAfter, delay
+--     (five values, not a table: nothing to allocate)
+--   NAME_state(keys, t, window, limit, burst) -> the state as numbers (read-only), for the caller's
 --     near-cache, which evaluates it with the Java twin (StateSnapshots); nil when too large to send
+-- and the generated registry maps each algorithm's name to them:
+--   local algorithms = {gcra = gcra, leaky_bucket = gcra}; local states = {...}
+-- A script defines only the algorithms it may run, and builds its tables in one constructor each:
+-- every function and table here is made again on every call, so what a script does not need it
+-- does not define.
 -- All times are epoch microseconds, passed in by the caller: scripts never read the clock.
 -- Every number stays an integer below 2^53, so Lua's doubles compute exactly what Java's longs do.
-local algorithms = {}
-local states = {}
 
 -- The string keys this call has read or written: no key is read twice in one call (a denial reads
 -- its state again for the near-cache, checkAll evaluates each policy twice, a batch may visit a key
@@ -72,30 +78,4 @@ local function keys_at(name, keys, t, window, base)
     return {keys[3 + offset]}
   end
   return {keys[3 + offset], keys[2 + offset]}
-end
-
-
--- One check of one policy, as check.lua and check_batch.lua run it: the algorithm's reply, then t
--- and, on a denial, the key's state for the near-cache (see check.lua for the layout).
-local function check_one(keys, name, time_arg, c, window, limit, burst, apply, base)
-  local t = decision_time(time_arg)
-  keys = keys_at(name, keys, t, window, base)
-  if not keys then
-    return {-1, 0, 0, 0, 0, t, 0}
-  end
-  local reply = algorithms[name](keys, t, c, window, limit, burst, apply)
-  reply[6] = t
-  reply[7] = 0
-  if reply[1] == 0 then
-    local state = states[name](keys, t, window, limit, burst)
-    if state then
-      reply[7] = #state
-      for i = 1, #state do
-        reply[7 + i] = state[i]
-      end
-    else
-      reply[7] = -1
-    end
-  end
-  return reply
 end

@@ -22,7 +22,7 @@ local function sliding_window_retry_at(s, window, limit, prev, n, c)
   return s + 2 * window
 end
 
-algorithms.sliding_window = function(keys, t, c, window, limit, burst, apply)
+local function sliding_window(keys, t, c, window, limit, burst, apply)
   local s = t - t % window
   local prev = tonumber(get(keys[2]) or '0')
   local n = tonumber(get(keys[1]) or '0')
@@ -40,17 +40,17 @@ algorithms.sliding_window = function(keys, t, c, window, limit, burst, apply)
     elseif prev > 0 then
       reset_after = s + window - t
     end
-    return {1, limit - n - ceil_div(weighted, window), 0, reset_after, 0}
+    return 1, limit - n - ceil_div(weighted, window), 0, reset_after, 0
   end
   local remaining = math.max(0, limit - n - ceil_div(weighted, window))
   local reset_after = s + window - t
   if n > 0 then
     reset_after = s + 2 * window - t
   end
-  return {0, remaining, sliding_window_retry_at(s, window, limit, prev, n, c) - t, reset_after, 0}
+  return 0, remaining, sliding_window_retry_at(s, window, limit, prev, n, c) - t, reset_after, 0
 end
 
 -- The state as StateSnapshots reads it: {windowStart, previous, current}.
-states.sliding_window = function(keys, t, window, limit, burst)
+local function sliding_window_state(keys, t, window, limit, burst)
   return {t - t % window, tonumber(get(keys[2]) or '0'), tonumber(get(keys[1]) or '0')}
 end

@@ -1,7 +1,7 @@
 -- TOKEN_BUCKET: capacity B refilled at L per W, kept in credits of 1/W token so that the refill is
 -- exactly L credits per µs and a unit costs W credits. A new bucket is full. Twin of TokenBucket.java.
 -- keys[1]: "credits last".
-algorithms.token_bucket = function(keys, t, c, window, limit, burst, apply)
+local function token_bucket(keys, t, c, window, limit, burst, apply)
   local capacity = burst * window
   local tokens = capacity
   local stored = get(keys[1])
@@ -24,13 +24,13 @@ algorithms.token_bucket = function(keys, t, c, window, limit, burst, apply)
       local until_full = ceil_div(capacity - tokens, limit)
       set_px(keys[1], string.format('%d %d', tokens, last), ttl_ms(last + until_full - t))
     end
-    return {1, math.floor(tokens / window), 0, ceil_div(capacity - tokens, limit), 0}
+    return 1, math.floor(tokens / window), 0, ceil_div(capacity - tokens, limit), 0
   end
-  return {0, math.floor(tokens / window), ceil_div(need - tokens, limit), ceil_div(capacity - tokens, limit), 0}
+  return 0, math.floor(tokens / window), ceil_div(need - tokens, limit), ceil_div(capacity - tokens, limit), 0
 end
 
 -- The state as StateSnapshots reads it: {credits, last}; a missing bucket is a full one now.
-states.token_bucket = function(keys, t, window, limit, burst)
+local function token_bucket_state(keys, t, window, limit, burst)
   local stored = get(keys[1])
   if not stored then
     return {burst * window, t}
