@@ -127,6 +127,16 @@ public final class RedisBackend implements Backend {
     return builder(client).build();
   }
 
+  /**
+   * The Lua source of the one-policy check script of {@code algorithm}, exactly as a backend loads
+   * it (its SHA-1 is what the backend runs with {@code EVALSHA}): for diagnostics and benchmarks,
+   * such as {@code redis-benchmark} running the script alone. ARGV: the algorithm's script name,
+   * now (µs), cost, window (µs), limit, burst, apply ({@code 1}); KEYS: the policy's state keys.
+   */
+  public static String checkScript(Algorithm algorithm) {
+    return new Scripts().check(Objects.requireNonNull(algorithm, "algorithm"));
+  }
+
   /** A builder for a backend on {@code client}. */
   public static Builder builder(RedissonClient client) {
     return new Builder(client);

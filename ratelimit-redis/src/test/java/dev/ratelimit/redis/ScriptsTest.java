@@ -68,6 +68,22 @@ class ScriptsTest {
   }
 
   @Test
+  void thePublicCheckScriptIsTheOneABackendLoads() {
+    RedissonClient client = Clients.single(server.url());
+    try {
+      server.command("SCRIPT", "FLUSH");
+      RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix()).build();
+      for (Algorithm algorithm : Algorithm.values()) {
+        String text = RedisBackend.checkScript(algorithm);
+        assertThat(text).isEqualTo(scripts.check(algorithm));
+        assertThat(server.command("SCRIPT", "EXISTS", new RedisBackend.Lua(text).sha())).isEqualTo(List.of(1L));
+      }
+    } finally {
+      client.shutdown();
+    }
+  }
+
+  @Test
   void redisAcceptsEveryScript() {
     List<String> all = new ArrayList<>();
     for (Algorithm algorithm : Algorithm.values()) {
