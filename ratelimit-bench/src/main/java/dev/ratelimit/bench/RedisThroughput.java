@@ -117,7 +117,7 @@ public final class RedisThroughput {
       System.out.println("server: redis-server " + version + " at " + server.url() + " (pid "
           + server.pid() + ", started and stopped by this run), key prefix " + prefix);
       System.out.println("policy: " + POLICY + "; " + KEYS + " keys; our clock: InstantSource.system()");
-      System.out.println("script: GCRA (prelude.lua + gcra.lua + check.lua), sha " + sha
+      System.out.println("script: GCRA (RedisBackend.checkScript(GCRA)), sha " + sha
           + (same ? ", the same text the backend loaded" : ", NOT among the scripts the backend loaded"));
       ok &= same;
 

@@ -21,7 +21,6 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.options.OptionalOptions;
@@ -40,8 +39,7 @@ import org.redisson.client.codec.StringCodec;
  * }</pre>
  *
  * <ul>
- *   <li>One script per algorithm, loaded once on every node when the backend is built, and one
- *       per set of algorithms that {@link #checkAll} is called with, loaded on its first call; after a
+ *   <li>One script per algorithm and one for {@link #checkAll}, loaded once on every node; after a
  *       {@code NOSCRIPT} (restart, failover, {@code SCRIPT FLUSH}) the script is loaded again and
  *       the check retried, once: a NOSCRIPT check never ran, so nothing is counted twice.</li>
  *   <li>A script is never resent after a response timeout (Redisson would resend it by default,
@@ -78,9 +76,7 @@ public final class RedisBackend implements Backend {
   private final RScript script;
   private final RedisKeys keys;
   private final Map<Algorithm, Lua> check = new EnumMap<>(Algorithm.class);
-  private final Scripts scripts;
-  /** checkAll's scripts by {@link Scripts#mask}, made on first use. */
-  private final AtomicReferenceArray<Lua> checkAllScripts = new AtomicReferenceArray<>(Scripts.MASKS);
+  private final Lua checkAll;
   private final Lua checkBatch;
   private final boolean serverTime;
   /** Batches single-policy checks; null when batching is off. */
@@ -97,10 +93,11 @@ public final class RedisBackend implements Backend {
         .timeout(builder.timeout));
     this.keys = new RedisKeys(builder.keyPrefix);
     this.serverTime = builder.serverTime;
-    this.scripts = new Scripts();
+    Scripts scripts = new Scripts();
     for (Algorithm algorithm : Algorithm.values()) {
       check.put(algorithm, new Lua(scripts.check(algorithm)));
     }
+    this.checkAll = new Lua(scripts.checkAll());
     this.checkBatch = new Lua(scripts.checkBatch());
     this.timeoutNanos = builder.timeout.toNanos();
     this.dispatcher = builder.maxBatch < 2 ? null : new Dispatcher(new Dispatcher.Sender() {
@@ -116,6 +113,7 @@ public final class RedisBackend implements Backend {
     }, builder.batchesInFlight, builder.maxBatch, client.getConfig().isClusterConfig());
     if (builder.loadScripts) {
       check.values().stream().distinct().forEach(this::load);
+      load(checkAll);
       if (dispatcher != null) {
         load(checkBatch);
       }
@@ -207,11 +205,10 @@ public final class RedisBackend implements Backend {
   @Override
   public MultiEvaluation evaluateAll(String key, List<Policy> policies, long cost, long nowMicros) {
     long estimate = nowMicros + serverOffset;
-    Lua lua = checkAll(policies);
-    List<Object> reply = eval(lua, allKeys(key, policies, estimate), allArgs(key, policies, cost, estimate));
+    List<Object> reply = eval(checkAll, allKeys(key, policies, estimate), allArgs(key, policies, cost, estimate));
     if (number(reply, 0) == -1) { // server time: a window is not the estimate's; decide at its time
       long t = number(reply, 1);
-      reply = eval(lua, allKeys(key, policies, t), allArgs(key, policies, cost, t));
+      reply = eval(checkAll, allKeys(key, policies, t), allArgs(key, policies, cost, t));
       requireWindowFound(number(reply, 0));
     }
     return multiEvaluation(policies, reply, nowMicros);
@@ -221,36 +218,18 @@ public final class RedisBackend implements Backend {
   public CompletionStage<MultiEvaluation> evaluateAllAsync(String key, List<Policy> policies, long cost,
       long nowMicros) {
     long estimate = nowMicros + serverOffset;
-    Lua lua = checkAll(policies);
-    return evalAsync(lua, allKeys(key, policies, estimate), allArgs(key, policies, cost, estimate))
+    return evalAsync(checkAll, allKeys(key, policies, estimate), allArgs(key, policies, cost, estimate))
         .thenCompose(reply -> {
           if (number(reply, 0) != -1) {
             return CompletableFuture.completedStage(reply);
           }
           long t = number(reply, 1);
-          return evalAsync(lua, allKeys(key, policies, t), allArgs(key, policies, cost, t)).thenApply(again -> {
+          return evalAsync(checkAll, allKeys(key, policies, t), allArgs(key, policies, cost, t)).thenApply(again -> {
             requireWindowFound(number(again, 0));
             return again;
           });
         })
         .thenApply(reply -> multiEvaluation(policies, reply, nowMicros));
-  }
-
-  /**
-   * The checkAll script of exactly the algorithms of {@code policies}, made on first use and loaded
-   * on its first call (a {@code NOSCRIPT} reply is answered by loading it and calling it again).
-   */
-  private Lua checkAll(List<Policy> policies) {
-    int mask = 0;
-    for (Policy policy : policies) {
-      mask |= Scripts.mask(policy.algorithm());
-    }
-    Lua lua = checkAllScripts.get(mask);
-    if (lua == null) {
-      checkAllScripts.compareAndSet(mask, null, new Lua(scripts.checkAll(mask)));
-      lua = checkAllScripts.get(mask);
-    }
-    return lua;
   }
 
   private MultiEvaluation multiEvaluation(List<Policy> policies, List<Object> reply, long nowMicros) {

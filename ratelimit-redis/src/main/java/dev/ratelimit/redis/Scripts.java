@@ -10,23 +10,23 @@ import java.util.Map;
 
 /**
  * The Lua sources, assembled from the {@code .lua} resources beside this class: the shared
- * prelude, the files of only the algorithms a script may run (every function a script defines is
- * made again on each call, so a check of GCRA does not pay for the sliding log), a generated
- * registry of them, and a main: {@code check.lua} for one policy (after {@code check_one.lua}),
- * {@code check_batch.lua} for several single-policy checks (every algorithm), {@code check_all.lua}
- * for several policies of one key (the algorithms of those policies). GCRA and LEAKY_BUCKET share
- * {@code gcra.lua}, and so their scripts.
+ * prelude, the files of the algorithms a script may run, a generated registry of them, and a main:
+ * {@code check.lua} for one policy (after {@code check_one.lua}; only its own algorithm's file:
+ * every function a script defines is made again on each call, so a check of GCRA does not pay for
+ * the sliding log), {@code check_batch.lua} for several single-policy checks and
+ * {@code check_all.lua} for several policies of one key (both with every algorithm). GCRA and
+ * LEAKY_BUCKET share {@code gcra.lua}, and so their scripts.
  */
 final class Scripts {
-  /** The algorithm files, in the order their bits have in a {@link #mask}. */
+  /** The algorithm files; a script's set of them is a bit mask in this order. */
   private static final String[] FILES = {"fixed_window", "sliding_log", "sliding_window", "token_bucket", "gcra"};
-  /** The number of distinct sets of algorithm files, and so of checkAll scripts. */
-  static final int MASKS = 1 << FILES.length;
+  private static final int ALL = (1 << FILES.length) - 1;
 
   private final String prelude = resource("prelude.lua");
   private final String[] files = new String[FILES.length];
   private final String checkOne = resource("check_one.lua");
   private final Map<Algorithm, String> check = new EnumMap<>(Algorithm.class);
+  private final String checkAll;
   private final String checkBatch;
 
   Scripts() {
@@ -36,7 +36,8 @@ final class Scripts {
     for (Algorithm algorithm : Algorithm.values()) {
       check.put(algorithm, assemble(1 << file(algorithm), true, "check.lua"));
     }
-    checkBatch = assemble(MASKS - 1, true, "check_batch.lua");
+    checkAll = assemble(ALL, false, "check_all.lua");
+    checkBatch = assemble(ALL, true, "check_batch.lua");
   }
 
   /** The script that checks one policy of {@code algorithm}. */
@@ -44,25 +45,14 @@ final class Scripts {
     return check.get(algorithm);
   }
 
-  /** The script that checks several policies at once, given their {@link #mask}. */
-  String checkAll(int mask) {
-    if (mask <= 0 || mask >= MASKS) {
-      throw new IllegalArgumentException("no algorithm file set " + mask);
-    }
-    return assemble(mask, false, "check_all.lua");
+  /** The script that checks several policies of one key at once, all or nothing. */
+  String checkAll() {
+    return checkAll;
   }
 
   /** The script that runs several single-policy checks one after the other. */
   String checkBatch() {
     return checkBatch;
-  }
-
-  /**
-   * The bit of {@code algorithm}'s file: a {@link #checkAll} script's mask is the union of its
-   * policies' bits.
-   */
-  static int mask(Algorithm algorithm) {
-    return 1 << file(algorithm);
   }
 
   /** The prelude, the files in {@code mask}, their registry, check_one when asked, and {@code main}. */

@@ -1,7 +1,8 @@
 -- GCRA and LEAKY_BUCKET: the theoretical arrival time tat = tat_us + tat_frac/L (0 <= frac < L),
 -- exact, with T = W/L = q + r/L. LEAKY_BUCKET admits as GCRA and adds delay = tat − t.
--- Twin of Gcra.java. keys[1]: "tat_us", or "tat_us tat_frac" when the fraction is not 0 (only
--- when L does not divide W): the common case reads and writes one number.
+-- Twin of Gcra.java. keys[1]: "tat_us tat_frac". A bare "tat_us" (fraction 0) is read too, so that
+-- a later version may write it; this one keeps writing both numbers, which every earlier version
+-- reads (instances of two versions share keys during a rolling upgrade).
 
 -- The stored tat as {us, frac}; nil when there is none.
 local function gcra_read(stored)
@@ -76,11 +77,7 @@ local function gcra(keys, t, c, window, limit, burst, apply, name)
       return 1, gcra_available(t, tu, tf, limit, burst, q, r, window), 0, gcra_reset_after(tu, tf, t), delay
     end
     local reset_after = gcra_reset_after(nu, nf, t)
-    if nf == 0 then
-      set_px(keys[1], int(nu), ttl_ms(reset_after))
-    else
-      set_px(keys[1], string.format('%d %d', nu, nf), ttl_ms(reset_after))
-    end
+    set_px(keys[1], string.format('%d %d', nu, nf), ttl_ms(reset_after))
     -- available at t after new: new − B·T is allowAt, computed above
     return 1, gcra_available_since(t, au, af, limit, window), 0, reset_after, delay
   end

@@ -71,7 +71,7 @@ class RedisBackendTest {
   }
 
   @Test
-  void gcraStoresOneNumberWhenTheLimitDividesTheWindowAndReadsBothForms() {
+  void gcraStoresTheTwoNumberFormThatEarlierVersionsReadAndReadsABareNumberToo() {
     Policy even = Policy.of(10, Duration.ofMinutes(1)); // T = 6 s exactly
     Policy odd = Policy.of(7, Duration.ofMinutes(1));   // T = 8,571,428 + 4/7 µs
     long t = clock.epochMicros();
@@ -79,12 +79,12 @@ class RedisBackendTest {
     limiter.check("odd", odd);
     String evenKey = prefix + ":{even}:" + even.name() + ":gcra";
     String oddKey = prefix + ":{odd}:" + odd.name() + ":gcra";
-    assertThat(server.command("GET", evenKey)).isEqualTo(String.valueOf(t + 6_000_000));
+    assertThat(server.command("GET", evenKey)).isEqualTo((t + 6_000_000) + " 0");
     assertThat(server.command("GET", oddKey)).isEqualTo((t + 8_571_428) + " 4");
+    assertThat((Long) server.command("PTTL", evenKey)).isBetween(5_990L, 6_000L);
 
-    // a tat three intervals ahead, written as one number and in the two-number form of earlier
-    // versions: the same state, 10 − 3 = 7 available
-    for (String stored : List.of(String.valueOf(t + 18_000_000), (t + 18_000_000) + " 0")) {
+    // a tat three intervals ahead, in both forms: the same state, 10 − 3 = 7 available
+    for (String stored : List.of((t + 18_000_000) + " 0", String.valueOf(t + 18_000_000))) {
       server.command("SET", evenKey, stored, "PX", "60000");
       assertThat(limiter.inspect("even", even).remaining()).as(stored).isEqualTo(7);
     }

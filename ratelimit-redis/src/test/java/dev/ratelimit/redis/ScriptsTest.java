@@ -1,13 +1,9 @@
 package dev.ratelimit.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.Algorithm;
-import dev.ratelimit.MultiDecision;
-import dev.ratelimit.Policy;
 import dev.ratelimit.tck.redis.RedisServer;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -17,12 +13,10 @@ import org.junit.jupiter.api.Test;
 import org.redisson.api.RedissonClient;
 
 /**
- * The assembled scripts hold only the algorithms they may run, and every one of them (each
- * algorithm's, each set of algorithms' checkAll, the batch) is valid Lua that Redis accepts. On a
- * server of its own (it flushes the script cache).
+ * The assembled scripts: a one-policy script holds only its algorithm, the batch and checkAll
+ * scripts every one, and Redis compiles each. On a server of its own (it flushes the script cache).
  */
 class ScriptsTest {
-  private static final long T0 = 1_700_000_000_000_000L;
   private static final List<String> FILES =
       List.of("fixed_window", "sliding_log", "sliding_window", "token_bucket", "gcra");
 
@@ -52,19 +46,10 @@ class ScriptsTest {
   }
 
   @Test
-  void aCheckAllScriptDefinesTheAlgorithmsOfItsPoliciesOnly() {
-    int mask = Scripts.mask(Algorithm.FIXED_WINDOW) | Scripts.mask(Algorithm.LEAKY_BUCKET);
-    String all = scripts.checkAll(mask);
-    assertThat(defined(all)).containsExactly("fixed_window", "gcra");
-    assertThat(all).doesNotContain("local function check_one");
-    assertThat(Scripts.mask(Algorithm.GCRA)).isEqualTo(Scripts.mask(Algorithm.LEAKY_BUCKET));
-    assertThatThrownBy(() -> scripts.checkAll(0)).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> scripts.checkAll(Scripts.MASKS)).isInstanceOf(IllegalArgumentException.class);
-  }
-
-  @Test
-  void theBatchScriptDefinesEveryAlgorithm() {
+  void theBatchAndCheckAllScriptsDefineEveryAlgorithm() {
     assertThat(defined(scripts.checkBatch())).containsExactlyElementsOf(FILES);
+    assertThat(defined(scripts.checkAll())).containsExactlyElementsOf(FILES);
+    assertThat(scripts.checkAll()).doesNotContain("local function check_one");
   }
 
   @Test
@@ -74,9 +59,8 @@ class ScriptsTest {
       server.command("SCRIPT", "FLUSH");
       RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix()).build();
       for (Algorithm algorithm : Algorithm.values()) {
-        String text = RedisBackend.checkScript(algorithm);
-        assertThat(text).isEqualTo(scripts.check(algorithm));
-        assertThat(server.command("SCRIPT", "EXISTS", new RedisBackend.Lua(text).sha())).isEqualTo(List.of(1L));
+        String sha = new RedisBackend.Lua(RedisBackend.checkScript(algorithm)).sha();
+        assertThat(server.command("SCRIPT", "EXISTS", sha)).as(algorithm.name()).isEqualTo(List.of(1L));
       }
     } finally {
       client.shutdown();
@@ -84,41 +68,16 @@ class ScriptsTest {
   }
 
   @Test
-  void redisAcceptsEveryScript() {
+  void redisCompilesEveryScript() { // running them is the contract tests' job
     List<String> all = new ArrayList<>();
     for (Algorithm algorithm : Algorithm.values()) {
       all.add(scripts.check(algorithm));
     }
-    for (int mask = 1; mask < Scripts.MASKS; mask++) {
-      all.add(scripts.checkAll(mask));
-    }
+    all.add(scripts.checkAll());
     all.add(scripts.checkBatch());
     for (String script : all) {
       Object sha = server.command("SCRIPT", "LOAD", script);
       assertThat(sha).isEqualTo(new RedisBackend.Lua(script).sha());
-    }
-  }
-
-  @Test
-  void aCheckAllOfANewSetOfAlgorithmsIsLoadedOnItsFirstCall() {
-    RedissonClient client = Clients.single(server.url());
-    try {
-      RedisBackend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix()).build();
-      Policy window = Policy.of(2, Duration.ofMinutes(1), Algorithm.FIXED_WINDOW).withName("w");
-      Policy bucket = Policy.of(5, Duration.ofMinutes(1), Algorithm.TOKEN_BUCKET).withName("b");
-      String sha = new RedisBackend.Lua(scripts.checkAll(
-          Scripts.mask(Algorithm.FIXED_WINDOW) | Scripts.mask(Algorithm.TOKEN_BUCKET))).sha();
-      server.command("SCRIPT", "FLUSH");
-      assertThat(server.command("SCRIPT", "EXISTS", sha)).isEqualTo(List.of(0L));
-      List<Boolean> allowed = new ArrayList<>();
-      for (int i = 0; i < 3; i++) {
-        MultiDecision d = backend.checkAll("k", List.of(window, bucket), 1, T0 + i);
-        allowed.add(d.allowed());
-      }
-      assertThat(allowed).containsExactly(true, true, false);
-      assertThat(server.command("SCRIPT", "EXISTS", sha)).isEqualTo(List.of(1L));
-    } finally {
-      client.shutdown();
     }
   }
 
