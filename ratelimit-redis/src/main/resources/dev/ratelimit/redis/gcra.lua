@@ -4,17 +4,13 @@
 -- a later version may write it; this one keeps writing both numbers, which every earlier version
 -- reads (instances of two versions share keys during a rolling upgrade).
 
--- The stored tat as {us, frac}; nil when there is none.
+-- The stored tat as us, frac; nil when there is none. One match reads both forms.
 local function gcra_read(stored)
   if not stored then
     return nil
   end
-  local us = tonumber(stored)
-  if us then
-    return us, 0
-  end
-  local us_text, frac_text = string.match(stored, '^(%-?%d+) (%d+)$')
-  return tonumber(us_text), tonumber(frac_text)
+  local us_text, frac_text = string.match(stored, '^(%-?%d+) ?(%d*)$')
+  return tonumber(us_text), tonumber(frac_text) or 0
 end
 
 -- How many cost-1 checks would pass now, given tat − B·T = au + af/L: floor((t − (tat − B·T)) / T),
