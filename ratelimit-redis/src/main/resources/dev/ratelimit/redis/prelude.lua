@@ -1,5 +1,6 @@
 -- Shared by every script, which is assembled (Scripts.java) from this prelude, the files of the
--- algorithms it may run, their registry and check_one.lua, then its main. Each algorithm file defines
+-- algorithms it may run, their registry, check_one.lua (for check.lua and check_batch.lua), then
+-- its main. Each algorithm file defines
 -- two local functions (GCRA and LEAKY_BUCKET share gcra.lua's):
 --   NAME(keys, t, c, window, limit, burst, apply, name) -> allowed, remaining, retryAfter, resetAfter, delay
 --     (five values, not a table: nothing to allocate)
