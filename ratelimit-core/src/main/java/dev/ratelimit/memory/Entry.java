@@ -19,19 +19,23 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Expiry with slack: {@link #deadline} is the moment the last of the key's states stops
  * mattering; the cache is told a later moment, {@link #hold} = deadline + slack, where the slack is
  * the policy's window, at least {@link #MIN_SLACK_MICROS} and at most {@link #MAX_SLACK_MICROS}; and
- * only when the deadline comes within half a slack of the hold is the cache told again, so the hold
- * always stays at least half a slack past the deadline. A key in use thus moves its
- * expiry in the cache at most about once per window of clock time or once per {@code limit}
- * admitted checks, instead of on every check, and an idle key is dropped at most one slack (plus the
- * cache clock's 100 ms granularity) after its states stop mattering; until then an expired state
- * simply behaves as a fresh one. The slack also gives a check that arrives with an older {@code now}
- * than others (a slow thread) at least half a second before the state it needs can be dropped.
+ * only when the deadline comes within a margin of the hold is the cache told again, so the hold
+ * always stays at least that margin past the deadline. The margin is an eighth of the slack, at
+ * least {@link #MIN_MARGIN_MICROS} (half the least slack). A key in use thus moves its expiry in the
+ * cache at most about once per 7/8 of a window of clock time or per 7/8 of {@code limit} admitted
+ * checks, instead of on every check, and an idle key is dropped between one margin and one slack
+ * (plus the cache clock's 100 ms granularity) after its states stop mattering; until then an
+ * expired state simply behaves as a fresh one. The margin also gives a check that arrives with an
+ * older {@code now} than others (a slow thread) at least half a second before the state it needs
+ * can be dropped.
  */
 final class Entry {
   /** The least slack between a key's deadline and the moment the cache drops it, µs. */
   static final long MIN_SLACK_MICROS = 1_000_000;
   /** The most slack, µs: an hour. */
   static final long MAX_SLACK_MICROS = 3_600_000_000L;
+  /** The least margin kept between a key's deadline and its hold, µs: half the least slack. */
+  static final long MIN_MARGIN_MICROS = MIN_SLACK_MICROS / 2;
   /** {@link #settle}'s answer when the cache's expiry need not move. */
   static final long UNCHANGED = Long.MIN_VALUE;
   private static final int SPINS = 100;
@@ -151,14 +155,19 @@ final class Entry {
       deadline = expiresAt;
     }
     long slack = Math.min(Math.max(policy.windowMicros(), MIN_SLACK_MICROS), MAX_SLACK_MICROS);
-    if (hold == Long.MAX_VALUE || (hold != Long.MIN_VALUE && deadline <= hold - slack / 2)) {
-      return UNCHANGED; // the hold stays at least half a slack past the deadline
+    if (hold == Long.MAX_VALUE || (hold != Long.MIN_VALUE && deadline <= hold - margin(slack))) {
+      return UNCHANGED; // the hold stays at least a margin past the deadline
     }
     long newHold = deadline + slack;
     hold = newHold < deadline ? Long.MAX_VALUE : newHold;
     holdNanos = hold >= Long.MAX_VALUE / 1_000L ? Long.MAX_VALUE
         : hold <= Long.MIN_VALUE / 1_000L ? Long.MIN_VALUE : hold * 1_000L;
     return hold;
+  }
+
+  /** The least time kept between the deadline and the hold for {@code slack}: slack / 8, at least half a second. */
+  static long margin(long slack) {
+    return Math.max(slack / 8, MIN_MARGIN_MICROS);
   }
 
   /** How many states still matter at {@code now}. */

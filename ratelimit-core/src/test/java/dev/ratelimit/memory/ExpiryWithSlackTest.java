@@ -6,10 +6,12 @@ import dev.ratelimit.Algorithm;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -43,6 +45,27 @@ class ExpiryWithSlackTest {
     assertThat(backend.heldKeys()).as("dropped: only the other key is left").isEqualTo(1);
     assertThat(backend.inspect("k", p, stopsMattering + slack + TICK_MICROS + 1).remaining())
         .as("and it is fresh").isEqualTo(10);
+  }
+
+  /**
+   * A key in use moves its expiry in the cache only when its deadline comes within the margin (an
+   * eighth of the slack here) of its hold: 200 GCRA checks at 100 per 60 s, one every 0.5 s, move
+   * the deadline 0.6 s each (120 s in all) from a first hold 60 s past the first deadline, so the
+   * cache is told twice, at checks 88 and 176 (with half a slack as the margin it was told 3 times).
+   */
+  @Test
+  void aKeyInUseMovesItsExpiryOncePerSevenEighthsOfItsSlack() {
+    Policy p = Policy.of(100, Duration.ofSeconds(60));
+    InMemoryBackend backend = InMemoryBackend.create();
+    List<Integer> renewedAt = new ArrayList<>();
+    int[] check = {0};
+    backend.renewalHook = oldHold -> renewedAt.add(check[0]);
+    for (; check[0] < 200; check[0]++) {
+      assertThat(backend.check("k", p, 1, T0 + check[0] * 500_000L).allowed()).as("check %d", check[0]).isTrue();
+    }
+    assertThat(renewedAt).containsExactly(88, 176);
+    assertThat(Entry.margin(p.windowMicros())).isEqualTo(7_500_000);
+    assertThat(Entry.margin(Entry.MIN_SLACK_MICROS)).as("at least half a second").isEqualTo(500_000);
   }
 
   /**
