@@ -21,9 +21,9 @@ mkdir -p "$out"
 for part in "${parts[@]}"; do
   echo "== $part (load: $(cut -d' ' -f1-3 /proc/loadavg))"
   case $part in
-    memory)     java -cp $jar dev.ratelimit.bench.MemoryComparison --rounds 5 --warmup 3 | tee "$out/memory.txt" ;;
+    memory)     java -cp $jar dev.ratelimit.bench.MemoryComparison --rounds 5 --warmup 20 | tee "$out/memory.txt" ;;
     redis)      java -cp $jar dev.ratelimit.bench.RedisPeers --seconds 4 --rounds 3 | tee "$out/redis-peers.txt" ;;
-    cluster)    java -cp $jar dev.ratelimit.bench.ReferenceWorkload --cluster --warmup 5 | tee "$out/reference.txt" ;;
+    cluster)    java -cp $jar dev.ratelimit.bench.ReferenceWorkload --cluster --warmup 20 | tee "$out/reference.txt" ;;
     hot)        java -cp $jar dev.ratelimit.bench.HotDeniedKey --seconds 3 --rounds 3 | tee "$out/hot-denied-key.txt" ;;
     roundtrips) java -cp $jar dev.ratelimit.bench.RoundTrips | tee "$out/round-trips.txt" ;;
     jmh)        java -jar $jar CheckBenchmark -p algorithm=GCRA,SLIDING_LOG -p keys=1,1000 -f 1 -wi 3 -i 5 -t 1 -prof gc \

@@ -43,7 +43,9 @@ import java.util.concurrent.CyclicBarrier;
  * doing all of them the same way; scaling = checks/s with 2 threads ÷ with 1. A scaling run is five
  * times the workload (1,000,000 checks) so that it lasts long enough to time two threads.
  *
- * <p>Options: {@code --rounds N} (default 5), {@code --warmup N} (default 3) untimed rounds first,
+ * <p>Options: {@code --rounds N} (default 5), {@code --warmup N} (default 20) untimed rounds first
+ * (each a throughput and a timed pass per algorithm and side; with 3, a run of one algorithm still
+ * measured ours before C2 had compiled its path: GCRA at 0.73, 0.94–1.00 with 20),
  * {@code --no-scaling}, {@code --algorithms GCRA,FIXED_WINDOW} (default all).
  */
 public final class MemoryComparison {
@@ -70,7 +72,7 @@ public final class MemoryComparison {
   /** Runs the comparison; see the class comment for the options. */
   public static void main(String[] args) throws Exception {
     int rounds = 5;
-    int warmup = 3;
+    int warmup = 20;
     boolean scaling = true;
     Algorithm[] algorithms = Algorithm.values();
     for (int i = 0; i < args.length; i++) {

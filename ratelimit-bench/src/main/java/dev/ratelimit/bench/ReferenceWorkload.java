@@ -184,13 +184,14 @@ public final class ReferenceWorkload {
   }
 
   /**
-   * Prints the table. Options: {@code --warmup N} untimed in-memory rounds first (default 2);
+   * Prints the table. Options: {@code --warmup N} untimed in-memory rounds first (default 20: the
+   * JIT compiles the six algorithms' paths in about that many);
    * {@code --redis redis://host:port} a server to use instead of starting one; {@code --cluster}
    * rows on a 3-master cluster too; {@code --memory-only} no Redis; {@code --redis-warmup N}
    * untimed checks per algorithm on each Redis target before its rows (default 10,000; 0: none).
    */
   public static void main(String[] args) {
-    int warmup = 2;
+    int warmup = 20;
     int redisWarmup = 10_000;
     String redisUrl = null;
     boolean cluster = false;
@@ -227,14 +228,15 @@ public final class ReferenceWorkload {
         run("memory", InMemoryBackend::create, algorithm);
       }
     }
+    // the memory rows are measured before any Redis server, cluster or client starts: their
+    // threads (cluster gossip, topology scans, event loops) would share the 2 cores with them
     List<Row> rows = new ArrayList<>();
+    for (Algorithm algorithm : Algorithm.values()) {
+      rows.add(run("memory", InMemoryBackend::create, algorithm));
+    }
     if (memoryOnly) {
       System.out.println(header());
-      for (Algorithm algorithm : Algorithm.values()) {
-        Row row = run("memory", InMemoryBackend::create, algorithm);
-        rows.add(row);
-        System.out.println(row.format());
-      }
+      rows.forEach(row -> System.out.println(row.format()));
       return 0;
     }
 
@@ -264,11 +266,7 @@ public final class ReferenceWorkload {
       Workload warm = Workload.REFERENCE.withChecks(Math.max(1, redisWarmup));
       System.out.println();
       System.out.println(header());
-      for (Algorithm algorithm : Algorithm.values()) {
-        Row row = run("memory", InMemoryBackend::create, algorithm);
-        rows.add(row);
-        System.out.println(row.format());
-      }
+      rows.forEach(row -> System.out.println(row.format()));
       List<String> labels = new ArrayList<>(List.of("redis"));
       List<RedissonClient> clients = new ArrayList<>(List.of(single));
       if (cluster) {
