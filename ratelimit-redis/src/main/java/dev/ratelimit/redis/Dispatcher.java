@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import org.redisson.client.RedisException;
+import java.util.function.Supplier;
 import org.redisson.client.RedisTimeoutException;
 
 /**
@@ -27,11 +27,11 @@ import org.redisson.client.RedisTimeoutException;
  * from its arrival) has passed before a place frees is failed without ever being sent.
  */
 final class Dispatcher {
-  /** Sends one check alone, or several as one batch; both stages are the script's raw reply. */
+  /** Sends one check alone (check.lua's reply), or several as one batch (check_batch.lua's, see {@link BatchReply}). */
   interface Sender {
     CompletionStage<List<Object>> one(Check check);
 
-    CompletionStage<List<Object>> batch(List<Check> checks);
+    CompletionStage<String> batch(List<Check> checks);
   }
 
   /** One check: what the single-check script is given, and where its reply goes. */
@@ -88,15 +88,25 @@ final class Dispatcher {
     }
 
     private void send(List<Check> checks) {
-      CompletionStage<List<Object>> sent;
-      try {
-        sent = checks.size() == 1 ? sender.one(checks.get(0)) : sender.batch(checks);
-      } catch (RuntimeException e) {
-        sent = CompletableFuture.failedFuture(e);
+      if (checks.size() == 1) {
+        Check check = checks.get(0);
+        sent(() -> sender.one(check)).whenComplete((reply, error) -> {
+          sendNext();
+          if (error == null) {
+            check.reply().complete(reply);
+          } else {
+            check.reply().completeExceptionally(error);
+          }
+        });
+        return;
       }
-      sent.whenComplete((reply, error) -> {
+      sent(() -> sender.batch(checks)).whenComplete((reply, error) -> {
         sendNext();
-        deliver(checks, reply, error);
+        if (error == null) {
+          BatchReply.deliver(checks, reply);
+        } else {
+          checks.forEach(c -> c.reply().completeExceptionally(error));
+        }
       });
     }
 
@@ -141,34 +151,12 @@ final class Dispatcher {
     }
   }
 
-  /** Hands each check its own part of the reply, or the call's error. */
-  private static void deliver(List<Check> checks, List<Object> reply, Throwable error) {
-    if (error != null) {
-      for (Check c : checks) {
-        c.reply().completeExceptionally(error);
-      }
-      return;
-    }
-    if (checks.size() == 1) {
-      checks.get(0).reply().complete(reply);
-      return;
-    }
-    int at = 0;
-    for (Check c : checks) {
-      int n;
-      try {
-        n = (int) (long) (Long) reply.get(at);
-      } catch (RuntimeException e) { // not the batch script's reply: fail what is left
-        c.reply().completeExceptionally(new RedisException("unexpected batch reply " + reply, e));
-        continue;
-      }
-      if (n < 0) {
-        c.reply().completeExceptionally(new RedisException(String.valueOf(reply.get(at + 1))));
-        at += 2;
-      } else {
-        c.reply().complete(reply.subList(at + 1, at + 1 + n));
-        at += 1 + n;
-      }
+  /** The sender's stage, or a failed one when sending threw. */
+  private static <T> CompletionStage<T> sent(Supplier<CompletionStage<T>> send) {
+    try {
+      return send.get();
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
     }
   }
 }

@@ -107,7 +107,7 @@ public final class RedisBackend implements Backend {
       }
 
       @Override
-      public CompletionStage<List<Object>> batch(List<Dispatcher.Check> checks) {
+      public CompletionStage<String> batch(List<Dispatcher.Check> checks) {
         return evalBatch(checks);
       }
     }, builder.batchesInFlight, builder.maxBatch, client.getConfig().isClusterConfig());
@@ -384,25 +384,21 @@ public final class RedisBackend implements Backend {
   }
 
   /**
-   * Several checks as one call of check_batch.lua: ARGV is the count, then per check one string of
-   * its key count and its check.lua ARGV, separated by spaces.
+   * Several checks as one call of check_batch.lua: KEYS are the checks' keys in order, ARGV one
+   * string, a line per check of its key count and its check.lua ARGV separated by spaces.
    */
-  private CompletionStage<List<Object>> evalBatch(List<Dispatcher.Check> checks) {
+  private CompletionStage<String> evalBatch(List<Dispatcher.Check> checks) {
     List<Object> batchKeys = new ArrayList<>(checks.size() * 2);
-    Object[] batchArgs = new Object[1 + checks.size()];
-    batchArgs[0] = checks.size();
-    StringBuilder packed = new StringBuilder(64);
-    int a = 1;
+    StringBuilder lines = new StringBuilder(64 * checks.size());
     for (Dispatcher.Check c : checks) {
       batchKeys.addAll(c.keys());
-      packed.setLength(0);
-      packed.append(c.keys().size());
+      lines.append(c.keys().size());
       for (Object arg : c.args()) {
-        packed.append(' ').append(arg);
+        lines.append(' ').append(arg);
       }
-      batchArgs[a++] = packed.toString();
+      lines.append('\n');
     }
-    return evalAsync(checkBatch, batchKeys, batchArgs);
+    return evalAsync(checkBatch, RScript.ReturnType.VALUE, batchKeys, new Object[] {lines.toString()});
   }
 
   private List<Object> eval(Lua lua, List<Object> scriptKeys, Object[] args) {
@@ -418,16 +414,21 @@ public final class RedisBackend implements Backend {
   }
 
   private CompletionStage<List<Object>> evalAsync(Lua lua, List<Object> scriptKeys, Object[] args) {
-    CompletableFuture<List<Object>> reply = new CompletableFuture<>();
-    script.<List<Object>>evalShaAsync(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args)
+    return evalAsync(lua, RScript.ReturnType.LIST, scriptKeys, args);
+  }
+
+  /** EVALSHA of {@code lua}, its reply decoded as {@code type} says; loads it and runs it again after NOSCRIPT. */
+  private <T> CompletionStage<T> evalAsync(Lua lua, RScript.ReturnType type, List<Object> scriptKeys, Object[] args) {
+    CompletableFuture<T> reply = new CompletableFuture<>();
+    script.<T>evalShaAsync(RScript.Mode.READ_WRITE, lua.sha, type, scriptKeys, args)
         .whenComplete((answer, error) -> {
           if (error == null) {
             reply.complete(answer);
           } else if (!isNoScript(error)) {
             reply.completeExceptionally(error);
           } else { // the script never ran: running it now counts the check once
-            script.scriptLoadAsync(lua.text).thenCompose(sha -> script.<List<Object>>evalShaAsync(
-                    RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args))
+            script.scriptLoadAsync(lua.text).thenCompose(sha -> script.<T>evalShaAsync(
+                    RScript.Mode.READ_WRITE, lua.sha, type, scriptKeys, args))
                 .whenComplete((again, e) -> {
                   if (e == null) {
                     reply.complete(again);

@@ -281,6 +281,34 @@ class RedisBatchingTest {
 
   @Test
   @Timeout(60)
+  void aCheckThatRaisesAnErrorInABatchFailsAloneAndTheOthersAreDecided() throws Exception {
+    String prefix = Clients.uniquePrefix();
+    RedisBackend backend = RedisBackend.builder(client).keyPrefix(prefix).timeout(Duration.ofSeconds(5))
+        .batchesInFlight(1).build();
+    Policy policy = Policy.of(10, Duration.ofMinutes(10)).withName("p");
+    String wrongKey = (String) new RedisKeys(prefix).forCheck("wrong", policy, T0).get(0);
+    server.command("RPUSH", wrongKey, "not a GCRA state");
+    server.command("CONFIG", "RESETSTAT");
+    CompletableFuture<Object> stall = CompletableFuture.supplyAsync(() -> server.command("DEBUG", "SLEEP", "0.5"));
+    Thread.sleep(200);
+    assertThat(stall).as("the server is asleep").isNotDone();
+    // the first goes out alone and waits for the server; the three others queue, then go out as one batch
+    CompletableFuture<Decision> first = backend.checkAsync("a", policy, 1, T0).toCompletableFuture();
+    CompletableFuture<Decision> before = backend.checkAsync("b", policy, 1, T0).toCompletableFuture();
+    CompletableFuture<Decision> wrong = backend.checkAsync("wrong", policy, 1, T0).toCompletableFuture();
+    CompletableFuture<Decision> after = backend.checkAsync("c", policy, 2, T0).toCompletableFuture();
+    stall.get(10, TimeUnit.SECONDS);
+    assertThat(first.get(5, TimeUnit.SECONDS).remaining()).isEqualTo(9);
+    assertThat(before.get(5, TimeUnit.SECONDS).remaining()).isEqualTo(9);
+    assertThat(after.get(5, TimeUnit.SECONDS).remaining()).as("decided after the error").isEqualTo(8);
+    assertThat(wrong).failsWithin(5, TimeUnit.SECONDS).withThrowableThat().withMessageContaining("WRONGTYPE");
+    assertThat(evalshaCalls(server)).as("the single check, then one batch of three").isEqualTo(2);
+    assertThat(server.command("LRANGE", wrongKey, "0", "-1")).as("the foreign key untouched")
+        .isEqualTo(List.of("not a GCRA state"));
+  }
+
+  @Test
+  @Timeout(60)
   void aQueuedCheckPastItsDeadlineFailsAndIsNeverSent() throws Exception {
     RedisBackend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix())
         .timeout(Duration.ofMillis(300)).batchesInFlight(1).build();
