@@ -79,6 +79,8 @@ final class DefaultRateLimiter implements RateLimiter {
   private final Duration failClosedRetryAfter;
   private final LocalFallback fallback;
   private final CircuitBreaker breaker;
+  /** Times out checkAsync's calls. */
+  private final Deadlines deadlines = new Deadlines();
   private final RateLimitListener listener;
   private final boolean shadowAll;
   private final Set<String> shadowPolicies;
@@ -224,7 +226,7 @@ final class DefaultRateLimiter implements RateLimiter {
         bounded.complete(d);
       }
     });
-    bounded.orTimeout(Math.max(0, start + timeoutNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+    deadlines.add(bounded, start + timeoutNanos);
     return bounded.handle((d, e) -> finish(permit, start, answer, e, key, policy, cost, now));
   }
 
