@@ -384,21 +384,56 @@ public final class RedisBackend implements Backend {
   }
 
   /**
-   * Several checks as one call of check_batch.lua: KEYS are the checks' keys in order, ARGV one
-   * string, a line per check of its key count and its check.lua ARGV separated by spaces.
+   * Several checks as one call of check_batch.lua: KEYS are the checks' keys in order; ARGV the
+   * batch's distinct policies (a line each), its base time (the least t) and a line per check of
+   * what differs from check to check (see the script).
    */
   private CompletionStage<String> evalBatch(List<Dispatcher.Check> checks) {
-    List<Object> batchKeys = new ArrayList<>(checks.size() * 2);
-    StringBuilder lines = new StringBuilder(64 * checks.size());
+    long base = Long.MAX_VALUE;
     for (Dispatcher.Check c : checks) {
-      batchKeys.addAll(c.keys());
-      lines.append(c.keys().size());
-      for (Object arg : c.args()) {
-        lines.append(' ').append(arg);
+      if (c.args()[1] instanceof Long t) {
+        base = Math.min(base, t);
       }
-      lines.append('\n');
     }
-    return evalAsync(checkBatch, RScript.ReturnType.VALUE, batchKeys, new Object[] {lines.toString()});
+    base = base == Long.MAX_VALUE ? 0 : base;
+    List<Object> batchKeys = new ArrayList<>(checks.size() * 2);
+    List<Object[]> policies = new ArrayList<>(4);
+    StringBuilder policyLines = new StringBuilder(32);
+    StringBuilder checkLines = new StringBuilder(16 * checks.size());
+    for (Dispatcher.Check c : checks) {
+      Object[] a = c.args(); // check.lua's ARGV: algorithm, t or 'server', cost, window, limit, burst, apply[, window index]
+      int policy = policyNumber(policies, a);
+      if (policy > policies.size()) {
+        policies.add(a);
+        policyLines.append(a[0]).append(' ').append(a[3]).append(' ').append(a[4]).append(' ').append(a[5])
+            .append(' ').append(a[6]).append('\n');
+      }
+      batchKeys.addAll(c.keys());
+      checkLines.append(c.keys().size()).append(' ').append(policy).append(' ');
+      if (a[1] instanceof Long t) {
+        checkLines.append(t - base);
+      } else {
+        checkLines.append(a[1]);
+      }
+      checkLines.append(' ').append(a[2]);
+      if (a.length > 7) {
+        checkLines.append(' ').append(a[7]);
+      }
+      checkLines.append('\n');
+    }
+    return evalAsync(checkBatch, RScript.ReturnType.VALUE, batchKeys,
+        new Object[] {policyLines.toString(), base, checkLines.toString()});
+  }
+
+  /** The 1-based number of the policy in check.lua's ARGV {@code a} among {@code seen}; size + 1 when new. */
+  private static int policyNumber(List<Object[]> seen, Object[] a) {
+    for (int i = 0; i < seen.size(); i++) {
+      Object[] s = seen.get(i);
+      if (s[0].equals(a[0]) && s[3].equals(a[3]) && s[4].equals(a[4]) && s[5].equals(a[5]) && s[6].equals(a[6])) {
+        return i + 1;
+      }
+    }
+    return seen.size() + 1;
   }
 
   private List<Object> eval(Lua lua, List<Object> scriptKeys, Object[] args) {

@@ -1,14 +1,17 @@
 -- Several checks, each of one policy, evaluated one after the other in the order given: the same
 -- check_one that check.lua runs, so each check gets exactly the reply check.lua would have given it
 -- at that point. KEYS: each check's keys, in order (in a Cluster, all of one hash slot).
--- ARGV[1]: one line per check, each ended by a newline: its key count and check.lua's ARGV,
--- separated by spaces ("1 gcra 1700000000000000 1 600000 100 100 1": keys, algorithm, t, cost,
--- window, limit, burst, apply, and with server time the window index).
+-- ARGV[1]: the batch's policies, one line each ended by a newline: algorithm, window, limit, burst
+-- and apply as check.lua takes them ("gcra 600000 100 100 1").
+-- ARGV[2]: the batch's base time, µs: the least t of its checks (0 with server time).
+-- ARGV[3]: the checks, one line each ended by a newline: key count, policy (line number in
+-- ARGV[1]), t − base (or 'server'), cost, and with server time the window index ("1 1 250 1").
+-- Lua reads strings slowly: each check sends only what differs from check to check, and short
+-- numbers (a 16-digit time costs tonumber several times a 3-digit offset).
 -- Returns one string, one line per check in order, each ended by a newline: check.lua's reply, its
 -- integers separated by spaces ("1 99 0 600000 0 1700000000000000 0"); or 'E', a space and the
 -- error message (newlines made spaces) of a check that raised an error, whose effects are those
--- the single script would have left. One argument and one string, rather than nine arguments per
--- check and a list of integers, are what the client encodes and decodes fastest.
+-- the single script would have left. One string is one element for the client to decode.
 local formats = {}
 
 -- check_one's reply as one line of integers ('%d': t and the states are µs beyond %.14g).
@@ -22,18 +25,31 @@ local function check_line(keys, name, t, c, window, limit, burst, apply, base)
   return string.format(format, unpack(reply))
 end
 
+-- The policies by their line number as the checks give it (a string: no tonumber per check).
+local policies = {}
+local count = 0
+for name, window, limit, burst, apply in string.gmatch(ARGV[1], '(%S+) (%d+) (%d+) (%d+) ([01])\n') do
+  count = count + 1
+  policies[tostring(count)] = {name, tonumber(window), tonumber(limit), tonumber(burst), apply == '1'}
+end
+local base_t = tonumber(ARGV[2])
+
 local out = {}
 local next_key = 1
-for line in string.gmatch(ARGV[1], '[^\n]+') do
-  local n, name, t, c, window, limit, burst, apply, base =
-    string.match(line, '^(%d+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+) ?(%S*)$')
-  local keys = {}
-  for j = 1, tonumber(n) do
+for n, p, dt, c, base in string.gmatch(ARGV[3], '(%d+) (%d+) (%S+) (%d+) ?(%d*)\n') do
+  local keys = {KEYS[next_key]}
+  next_key = next_key + 1
+  for j = 2, tonumber(n) do
     keys[j] = KEYS[next_key]
     next_key = next_key + 1
   end
-  local ok, reply = pcall(check_line, keys, name, t, tonumber(c), tonumber(window), tonumber(limit),
-    tonumber(burst), apply == '1', tonumber(base))
+  local policy = policies[p]
+  local t = dt
+  if dt ~= 'server' then
+    t = base_t + tonumber(dt)
+  end
+  local ok, reply = pcall(check_line, keys, policy[1], t, tonumber(c), policy[2], policy[3], policy[4],
+    policy[5], tonumber(base))
   if ok then
     out[#out + 1] = reply
   else

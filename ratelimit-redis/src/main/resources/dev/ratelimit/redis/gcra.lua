@@ -4,13 +4,20 @@
 -- a later version may write it; this one keeps writing both numbers, which every earlier version
 -- reads (instances of two versions share keys during a rolling upgrade).
 
+-- The last stored text gcra_read parsed, and its numbers: a denial reads its state again for the
+-- near-cache, and a batch may check a key many times (tonumber of a 16-digit time is not cheap).
+local read_text, read_us, read_frac
+
 -- The stored tat as us, frac; nil when there is none. One match reads both forms.
 local function gcra_read(stored)
   if not stored then
     return nil
   end
-  local us_text, frac_text = string.match(stored, '^(%-?%d+) ?(%d*)$')
-  return tonumber(us_text), tonumber(frac_text) or 0
+  if stored ~= read_text then
+    local us_text, frac_text = string.match(stored, '^(%-?%d+) ?(%d*)$')
+    read_text, read_us, read_frac = stored, tonumber(us_text), tonumber(frac_text) or 0
+  end
+  return read_us, read_frac
 end
 
 -- How many cost-1 checks would pass now, given tat − B·T = au + af/L: floor((t − (tat − B·T)) / T),

@@ -309,6 +309,40 @@ class RedisBatchingTest {
 
   @Test
   @Timeout(60)
+  void withServerTimeABatchDecidesOnRedisClockForEveryAlgorithmAndPolicy() throws Exception {
+    RedisBackend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix()).timeout(Duration.ofSeconds(5))
+        .serverTime(true).batchesInFlight(1).build();
+    server.command("CONFIG", "RESETSTAT");
+    CompletableFuture<Object> stall = CompletableFuture.supplyAsync(() -> server.command("DEBUG", "SLEEP", "0.5"));
+    Thread.sleep(200);
+    assertThat(stall).as("the server is asleep").isNotDone();
+    // the caller's clock is days off: Redis's own decides; the first goes out alone, the rest as one batch
+    long skewed = T0 - 86_400_000_000L * 400;
+    CompletableFuture<Decision> first = backend.checkAsync("first", Policy.of(3, Duration.ofHours(1)), 1, skewed)
+        .toCompletableFuture();
+    List<CompletableFuture<Decision>> batched = new ArrayList<>();
+    List<Policy> policies = new ArrayList<>();
+    for (Algorithm algorithm : Algorithm.values()) {
+      Policy policy = Policy.of(3, Duration.ofHours(1), algorithm).withName("p-" + algorithm);
+      for (int i = 0; i < 4; i++) { // the 4th is denied: each check sees the ones before it
+        policies.add(policy);
+        batched.add(backend.checkAsync("k", policy, 1, skewed).toCompletableFuture());
+      }
+    }
+    stall.get(10, TimeUnit.SECONDS);
+    assertThat(first.get(5, TimeUnit.SECONDS).remaining()).isEqualTo(2);
+    for (int i = 0; i < batched.size(); i++) {
+      Decision d = batched.get(i).get(5, TimeUnit.SECONDS);
+      assertThat(d.allowed()).as("%s check %d", policies.get(i).algorithm(), i % 4).isEqualTo(i % 4 < 3);
+      assertThat(d.remaining()).as("%s check %d", policies.get(i).algorithm(), i % 4).isEqualTo(Math.max(0, 2 - i % 4));
+    }
+    // windowed checks estimated on the skewed clock name the wrong windows' keys: they are sent again
+    assertThat(evalshaCalls(server)).as("they went in batches: fewer calls than checks")
+        .isBetween(2L, (long) batched.size() / 2);
+  }
+
+  @Test
+  @Timeout(60)
   void aQueuedCheckPastItsDeadlineFailsAndIsNeverSent() throws Exception {
     RedisBackend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix())
         .timeout(Duration.ofMillis(300)).batchesInFlight(1).build();
