@@ -23,7 +23,8 @@ import java.util.concurrent.locks.LockSupport;
  * always stays at least that margin past the deadline. The margin is an eighth of the slack, at
  * least {@link #MIN_MARGIN_MICROS} (half the least slack). A key in use thus moves its expiry in the
  * cache at most about once per 7/8 of a window of clock time or per 7/8 of {@code limit} admitted
- * checks, instead of on every check, and an idle key is dropped between one margin and one slack
+ * checks (windows of 4 s or more; shorter ones once per half a slack), instead of on every check,
+ * and an idle key is dropped between one margin and one slack
  * (plus the cache clock's 100 ms granularity) after its states stop mattering; until then an
  * expired state simply behaves as a fresh one. The margin also gives a check that arrives with an
  * older {@code now} than others (a slow thread) at least half a second before the state it needs

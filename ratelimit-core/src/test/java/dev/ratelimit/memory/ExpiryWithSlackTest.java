@@ -78,7 +78,8 @@ class ExpiryWithSlackTest {
   void aKeyIsNeverDroppedWhileItMatters(Algorithm algorithm) {
     List<Policy> policies = List.of(
         Policy.of(5, Duration.ofSeconds(2), algorithm).withName("a"),
-        Policy.of(3, Duration.ofMillis(1_500), algorithm).withName("b"));
+        Policy.of(3, Duration.ofMillis(1_500), algorithm).withName("b"),
+        Policy.of(4, Duration.ofSeconds(16), algorithm).withName("c")); // margin 2 s, not the least 0.5 s
     InMemoryBackend backend = InMemoryBackend.create();
     Map<String, State> model = new HashMap<>();
     SplittableRandom random = new SplittableRandom(7);

@@ -102,10 +102,17 @@ final class Dispatcher {
       }
       sent(() -> sender.batch(checks)).whenComplete((reply, error) -> {
         sendNext();
-        if (error == null) {
-          BatchReply.deliver(checks, reply);
-        } else {
-          checks.forEach(c -> c.reply().completeExceptionally(error));
+        Throwable failure = error;
+        if (failure == null) {
+          try {
+            BatchReply.deliver(checks, reply);
+          } catch (RuntimeException e) { // a bug: no check may be left waiting
+            failure = e;
+          }
+        }
+        if (failure != null) {
+          Throwable cause = failure;
+          checks.forEach(c -> c.reply().completeExceptionally(cause));
         }
       });
     }

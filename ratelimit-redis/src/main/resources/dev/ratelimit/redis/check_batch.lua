@@ -5,7 +5,8 @@
 -- and apply as check.lua takes them ("gcra 600000 100 100 1").
 -- ARGV[2]: the batch's base time, µs: the least t of its checks (0 with server time).
 -- ARGV[3]: the checks, one line each ended by a newline: key count, policy (line number in
--- ARGV[1]), t − base (or 'server'), cost, and with server time the window index ("1 1 250 1").
+-- ARGV[1]), t − base (or 'server'), cost, and with server time the window index of the client's
+-- estimate ("1 1 250 1"; "4 2 server 1 28333333").
 -- Lua reads strings slowly: each check sends only what differs from check to check, and short
 -- numbers (a 16-digit time costs tonumber several times a 3-digit offset).
 -- Returns one string, one line per check in order, each ended by a newline: check.lua's reply, its
@@ -36,7 +37,9 @@ local base_t = tonumber(ARGV[2])
 
 local out = {}
 local next_key = 1
-for n, p, dt, c, base in string.gmatch(ARGV[3], '(%d+) (%d+) (%S+) (%d+) ?(%d*)\n') do
+local checked = 0
+for n, p, dt, c, base in string.gmatch(ARGV[3], '(%d+) (%d+) (%S+) (%-?%d+) ?(%-?%d*)\n') do
+  checked = checked + 1
   local keys = {KEYS[next_key]}
   next_key = next_key + 1
   for j = 2, tonumber(n) do
@@ -56,6 +59,13 @@ for n, p, dt, c, base in string.gmatch(ARGV[3], '(%d+) (%d+) (%S+) (%d+) ?(%d*)\
     local message = type(reply) == 'table' and reply.err or tostring(reply)
     out[#out + 1] = 'E ' .. (string.gsub(message, '\n', ' '))
   end
+end
+-- Every line the client sends matches; should one not (a bug), the checks after it would have run
+-- on the wrong keys: every check of the batch then fails (as a batch that timed out would)
+local _, lines = string.gsub(ARGV[3], '\n', '')
+if checked ~= lines or next_key - 1 ~= #KEYS then
+  return redis.error_reply('check_batch: ' .. checked .. ' of ' .. lines .. ' lines and ' .. (next_key - 1)
+    .. ' of ' .. #KEYS .. ' keys read')
 end
 out[#out + 1] = ''
 return table.concat(out, '\n')
