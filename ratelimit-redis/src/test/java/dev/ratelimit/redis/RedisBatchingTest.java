@@ -166,6 +166,14 @@ class RedisBatchingTest {
     return results;
   }
 
+  /** Puts the server to sleep for {@code seconds} (DEBUG SLEEP, on the test's own connection); it answers when it wakes. */
+  private static CompletableFuture<Object> stall(String seconds) throws InterruptedException {
+    CompletableFuture<Object> stall = CompletableFuture.supplyAsync(() -> server.command("DEBUG", "SLEEP", seconds));
+    Thread.sleep(200); // let it start
+    assertThat(stall).as("the server is asleep").isNotDone();
+    return stall;
+  }
+
   private static long evalshaCalls(RedisServer node) {
     Matcher m = Pattern.compile("cmdstat_evalsha:calls=(\\d+)").matcher(node.info("commandstats"));
     return m.find() ? Long.parseLong(m.group(1)) : 0;
@@ -255,9 +263,7 @@ class RedisBatchingTest {
     RedisBackend backend = RedisBackend.builder(client).keyPrefix(prefix).timeout(Duration.ofMillis(500))
         .batchesInFlight(1).build();
     Policy policy = Policy.of(10, Duration.ofMinutes(10), Algorithm.FIXED_WINDOW);
-    CompletableFuture<Object> stall = CompletableFuture.supplyAsync(() -> server.command("DEBUG", "SLEEP", "2"));
-    Thread.sleep(200); // DEBUG SLEEP goes out on the test's own connection: let it start
-    assertThat(stall).as("the server is asleep").isNotDone();
+    CompletableFuture<Object> stall = stall("2");
     int n = 40;
     List<CompletableFuture<Decision>> checks = new ArrayList<>();
     // the first goes out alone and stalls; the others queue, and when it times out (500 ms) they go
@@ -290,9 +296,7 @@ class RedisBatchingTest {
     String wrongKey = (String) new RedisKeys(prefix).forCheck("wrong", policy, T0).get(0);
     server.command("RPUSH", wrongKey, "not a GCRA state");
     server.command("CONFIG", "RESETSTAT");
-    CompletableFuture<Object> stall = CompletableFuture.supplyAsync(() -> server.command("DEBUG", "SLEEP", "1.5"));
-    Thread.sleep(200);
-    assertThat(stall).as("the server is asleep").isNotDone();
+    CompletableFuture<Object> stall = stall("1.5");
     // the first goes out alone and waits for the server; the three others queue, then go out as one batch
     CompletableFuture<Decision> first = backend.checkAsync("a", policy, 1, T0).toCompletableFuture();
     CompletableFuture<Decision> before = backend.checkAsync("b", policy, 1, T0).toCompletableFuture();
@@ -314,9 +318,7 @@ class RedisBatchingTest {
     RedisBackend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix()).timeout(Duration.ofSeconds(5))
         .serverTime(true).batchesInFlight(1).build();
     server.command("CONFIG", "RESETSTAT");
-    CompletableFuture<Object> stall = CompletableFuture.supplyAsync(() -> server.command("DEBUG", "SLEEP", "1.5"));
-    Thread.sleep(200);
-    assertThat(stall).as("the server is asleep").isNotDone();
+    CompletableFuture<Object> stall = stall("1.5");
     // the caller's clock is days off: Redis's own decides; the first goes out alone, the rest as one batch
     long skewed = T0 - 86_400_000_000L * 400;
     CompletableFuture<Decision> first = backend.checkAsync("first", Policy.of(3, Duration.ofHours(1)), 1, skewed)
@@ -362,9 +364,7 @@ class RedisBatchingTest {
     RedisBackend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix())
         .timeout(Duration.ofMillis(300)).batchesInFlight(1).build();
     Policy policy = Policy.of(10, Duration.ofMinutes(10), Algorithm.FIXED_WINDOW);
-    CompletableFuture<Object> stall = CompletableFuture.supplyAsync(() -> server.command("DEBUG", "SLEEP", "1.2"));
-    Thread.sleep(200);
-    assertThat(stall).as("the server is asleep").isNotDone();
+    CompletableFuture<Object> stall = stall("1.2");
     List<CompletableFuture<Decision>> checks = new ArrayList<>();
     for (int i = 0; i < 20; i++) { // the first goes out and stalls; the others wait past their 300 ms
       checks.add(backend.checkAsync("k" + i, policy, 1, T0).toCompletableFuture());
