@@ -41,7 +41,8 @@ import java.util.concurrent.CyclicBarrier;
  * threads, each on its own 500 keys, one limiter (or one bucket map) and one clock shared (a
  * {@link SharedStepClock}: together the threads move it 0.5 ms per check), against one thread
  * doing all of them the same way; scaling = checks/s with 2 threads ÷ with 1. A scaling run is five
- * times the workload (1,000,000 checks) so that it lasts long enough to time two threads.
+ * times the workload (1,000,000 checks) so that it lasts long enough to time two threads; every
+ * scaling run of every algorithm is made {@value #SCALING_WARMUP} times untimed first.
  *
  * <p>Options: {@code --rounds N} (default 5), {@code --warmup N} (default 20) untimed rounds first
  * (each a throughput and a timed pass per algorithm and side; with 3, a run of one algorithm still
@@ -155,6 +156,16 @@ public final class MemoryComparison {
         + " (0.5 ms per check in all), vs 1 thread with all 1,000 keys the same way; " + SCALING_CHECKS + " checks per run; medians of " + rounds + " rounds");
     System.out.println("| algorithm      | ours 1T checks/s | ours 2T checks/s | ours scaling | b4j 1T checks/s | b4j 2T checks/s | b4j scaling |");
     System.out.println("|----------------|------------------|------------------|--------------|-----------------|-----------------|-------------|");
+    // warm-up of the 2-thread paths too (contended locks, Caffeine's buffers growing per thread):
+    // without it the algorithms measured first paid for it, and scaled least
+    for (int w = 0; w < SCALING_WARMUP; w++) {
+      for (Algorithm a : algorithms) {
+        for (int threads = 1; threads <= 2; threads++) {
+          threaded(a, true, threads);
+          threaded(a, false, threads);
+        }
+      }
+    }
     for (Algorithm a : algorithms) {
       double[][] runs = new double[4][rounds];
       for (int r = 0; r < rounds; r++) {
@@ -173,6 +184,9 @@ public final class MemoryComparison {
           median(runs[0]), median(runs[1]), median(oursScale), median(runs[2]), median(runs[3]), median(theirScale));
     }
   }
+
+  /** Untimed rounds of every scaling run before the measured ones. */
+  static final int SCALING_WARMUP = 5;
 
   /** Checks per scaling run: five times the workload's, so that a run lasts tens of milliseconds. */
   static final int SCALING_CHECKS = 5 * W.checks();
