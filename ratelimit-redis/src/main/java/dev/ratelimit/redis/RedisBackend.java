@@ -205,10 +205,12 @@ public final class RedisBackend implements Backend {
   @Override
   public MultiEvaluation evaluateAll(String key, List<Policy> policies, long cost, long nowMicros) {
     long estimate = nowMicros + serverOffset;
-    List<Object> reply = eval(checkAll, allKeys(key, policies, estimate), allArgs(key, policies, cost, estimate));
+    AllCall call = allCall(key, policies, cost, estimate);
+    List<Object> reply = eval(checkAll, call.keys(), call.args());
     if (number(reply, 0) == -1) { // server time: a window is not the estimate's; decide at its time
       long t = number(reply, 1);
-      reply = eval(checkAll, allKeys(key, policies, t), allArgs(key, policies, cost, t));
+      call = allCall(key, policies, cost, t);
+      reply = eval(checkAll, call.keys(), call.args());
       requireWindowFound(number(reply, 0));
     }
     return multiEvaluation(policies, reply, nowMicros);
@@ -218,13 +220,15 @@ public final class RedisBackend implements Backend {
   public CompletionStage<MultiEvaluation> evaluateAllAsync(String key, List<Policy> policies, long cost,
       long nowMicros) {
     long estimate = nowMicros + serverOffset;
-    return evalAsync(checkAll, allKeys(key, policies, estimate), allArgs(key, policies, cost, estimate))
+    AllCall call = allCall(key, policies, cost, estimate);
+    return evalAsync(checkAll, call.keys(), call.args())
         .thenCompose(reply -> {
           if (number(reply, 0) != -1) {
             return CompletableFuture.completedStage(reply);
           }
           long t = number(reply, 1);
-          return evalAsync(checkAll, allKeys(key, policies, t), allArgs(key, policies, cost, t)).thenApply(again -> {
+          AllCall retry = allCall(key, policies, cost, t);
+          return evalAsync(checkAll, retry.keys(), retry.args()).thenApply(again -> {
             requireWindowFound(number(again, 0));
             return again;
           });
@@ -249,16 +253,15 @@ public final class RedisBackend implements Backend {
     return new MultiEvaluation(new MultiDecision(allowed, decisions), states, t);
   }
 
-  private List<Object> allKeys(String key, List<Policy> policies, long estimate) {
-    List<Object> allKeys = new ArrayList<>();
-    for (Policy policy : policies) {
-      allKeys.addAll(checkKeys(key, policy, estimate));
-    }
-    return allKeys;
-  }
+  /** check_all.lua's KEYS and ARGV for one call. */
+  private record AllCall(List<Object> keys, Object[] args) {}
 
-  /** check_all.lua's ARGV: t, cost, count, then per policy one string (see the script). */
-  private Object[] allArgs(String key, List<Policy> policies, long cost, long estimate) {
+  /**
+   * check_all.lua's KEYS (every policy's keys, in order) and ARGV: t, cost, count, then per policy
+   * one string (see the script).
+   */
+  private AllCall allCall(String key, List<Policy> policies, long cost, long estimate) {
+    List<Object> allKeys = new ArrayList<>(2 * policies.size());
     Object[] args = new Object[3 + policies.size()];
     args[0] = serverTime ? "server" : estimate;
     args[1] = cost;
@@ -266,16 +269,18 @@ public final class RedisBackend implements Backend {
     StringBuilder packed = new StringBuilder(64);
     for (int i = 0; i < policies.size(); i++) {
       Policy policy = policies.get(i);
+      List<Object> policyKeys = checkKeys(key, policy, estimate);
+      allKeys.addAll(policyKeys);
       packed.setLength(0);
       packed.append(RedisKeys.scriptName(policy.algorithm())).append(' ').append(policy.windowMicros())
           .append(' ').append(policy.limit()).append(' ').append(policy.burst()).append(' ')
-          .append(checkKeys(key, policy, estimate).size());
+          .append(policyKeys.size());
       if (serverTime) {
         packed.append(' ').append(RedisKeys.windowIndex(policy, estimate));
       }
       args[3 + i] = packed.toString();
     }
-    return args;
+    return new AllCall(allKeys, args);
   }
 
   /** Redis is another process: limiters answer hot denied keys from their near-cache. */
