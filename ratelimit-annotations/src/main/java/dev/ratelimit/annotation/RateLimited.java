@@ -67,11 +67,16 @@ public @interface RateLimited {
 
   /** What a call does when its limit is reached. */
   enum Mode {
-    /** Throw {@link RateLimitExceededException} at once. */
+    /**
+     * Throw {@link RateLimitExceededException} at once. An allowed call inside a web request writes
+     * the limit headers to its response.
+     */
     REJECT,
     /**
      * Wait until admitted (honouring {@code retryAfter}, and a leaky bucket's {@code delay}), up to
-     * {@code maxWait}; then proceed, or throw {@link RateLimitExceededException}.
+     * {@code maxWait}; then proceed, or throw {@link RateLimitExceededException}. Writes no limit
+     * headers: it paces the service's own calls (an outbound client), whose limit is not the
+     * caller's.
      */
     WAIT
   }

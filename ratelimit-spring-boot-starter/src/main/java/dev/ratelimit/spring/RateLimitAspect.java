@@ -86,7 +86,11 @@ public class RateLimitAspect implements Ordered {
     while (true) {
       MultiDecision decision = check(byKey, cost);
       if (decision.allowed()) {
-        writeHeaders(decision);
+        if (limited.mode() == RateLimited.Mode.REJECT) {
+          // WAIT paces this service's own calls (an outbound client): its limit is not the caller's,
+          // and its headers would replace those of the limit the request is under
+          writeHeaders(decision);
+        }
         long delay = decision.decisions().stream().mapToLong(d -> d.delay().toNanos()).max().orElse(0);
         if (delay > 0) {
           TimeUnit.NANOSECONDS.sleep(delay); // admitted by a leaky bucket: wait for our slot

@@ -50,6 +50,20 @@ class MvcTest {
   }
 
   @Test
+  void anOutboundCallInWaitModeLeavesTheResponsesHeadersToTheInboundLimit() throws Exception {
+    mvc.perform(get("/relay/mvc-bob"))
+        .andExpect(status().isOk())
+        .andExpect(header().string("RateLimit-Policy", "\"relay\";q=3;w=60"))
+        .andExpect(header().string("RateLimit", "\"relay\";r=2;t=20"))
+        .andExpect(header().string("X-RateLimit-Limit", "3"));
+    mvc.perform(get("/quote/ACME"))
+        .andExpect(status().isOk())
+        .andExpect(header().doesNotExist("RateLimit-Policy"))
+        .andExpect(header().doesNotExist("RateLimit"))
+        .andExpect(header().doesNotExist("X-RateLimit-Limit"));
+  }
+
+  @Test
   void aForgedForwardedForFromAnUntrustedPeerChangesNothing() throws Exception {
     mvc.perform(get("/ip").with(peer("198.51.100.9"))).andExpect(status().isOk());
     mvc.perform(get("/ip").with(peer("198.51.100.9")).header("X-Forwarded-For", "203.0.113.50"))

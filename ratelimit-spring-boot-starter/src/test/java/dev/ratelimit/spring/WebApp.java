@@ -4,6 +4,7 @@ import dev.ratelimit.annotation.RateLimited;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Import;
+import org.springframework.stereotype.Component;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
@@ -11,11 +12,38 @@ import org.springframework.web.bind.annotation.RestController;
 /** A small web application for the MVC and real-server tests. */
 @SpringBootConfiguration
 @EnableAutoConfiguration
-@Import(WebApp.Greetings.class)
+@Import({WebApp.Greetings.class, WebApp.Partner.class})
 class WebApp {
+
+  /** An outbound client, paced in WAIT mode, called while serving a request. */
+  @Component
+  static class Partner {
+    @RateLimited(key = "'partner-api'", limit = 50, window = "1s", mode = RateLimited.Mode.WAIT, maxWait = "5s",
+        name = "partner")
+    String quote(String symbol) {
+      return "quote " + symbol;
+    }
+  }
 
   @RestController
   static class Greetings {
+    private final Partner partner;
+
+    Greetings(Partner partner) {
+      this.partner = partner;
+    }
+
+    @GetMapping("/relay/{user}")
+    @RateLimited(key = "#user", limit = 3, window = "1m", name = "relay")
+    String relay(@PathVariable String user) {
+      return partner.quote(user);
+    }
+
+    @GetMapping("/quote/{symbol}")
+    String quote(@PathVariable String symbol) {
+      return partner.quote(symbol);
+    }
+
     @GetMapping("/hello/{user}")
     @RateLimited(key = "#user", limit = 2, window = "1m", name = "hello")
     String hello(@PathVariable String user) {
