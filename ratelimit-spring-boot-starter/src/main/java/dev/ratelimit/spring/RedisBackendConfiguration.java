@@ -86,9 +86,17 @@ class RedisBackendConfiguration {
         }
         Config config = new Config();
         config.setLazyInitialization(true);
+        // credentials on the Config: Redisson 4 deprecates them on the server settings (and says so in the log)
+        String username = environment.getProperty("spring.data.redis.username");
+        if (username != null && !username.isEmpty()) {
+          config.setUsername(username);
+        }
+        String password = environment.getProperty("spring.data.redis.password");
+        if (password != null && !password.isEmpty()) {
+          config.setPassword(password);
+        }
         config.useSingleServer()
             .setAddress(url)
-            .setPassword(environment.getProperty("spring.data.redis.password"))
             .setTimeout((int) properties.getRedis().getTimeout().toMillis())
             .setRetryAttempts(0);
         client = Redisson.create(config);

@@ -207,6 +207,27 @@ class RateLimitAutoConfigurationTest {
   }
 
   @Test
+  void bootsRedisUsernameAndPasswordAreUsed() {
+    try (RedisServer redis = RedisServer.start()) { // its own server: the test changes its users
+      redis.command("ACL", "SETUSER", "limiter", "on", ">s3cret", "~*", "+@all");
+      redis.command("ACL", "SETUSER", "default", "off");
+      String prefix = "ratelimit.redis.key-prefix=starter-" + System.nanoTime();
+      runner.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+          "spring.data.redis.username=limiter", "spring.data.redis.password=s3cret", prefix, "ratelimit.timeout=5s")
+          .run(context -> {
+            RateLimiter limiter = context.getBean(RateLimiter.class);
+            Policy p = Policy.parse("1/1m");
+            assertThat(limiter.check("k", p).isDegraded()).as("Redis answered").isFalse();
+            assertThat(limiter.check("k", p).allowed()).isFalse();
+          });
+      runner.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
+          "spring.data.redis.username=limiter", "spring.data.redis.password=wrong", prefix, "ratelimit.timeout=2s")
+          .run(context -> assertThat(context.getBean(RateLimiter.class).check("k", Policy.parse("1/1m")).isDegraded())
+              .as("refused by Redis: the failure mode decided").isTrue());
+    }
+  }
+
+  @Test
   void autoUsesTheApplicationsRedissonClient() {
     runner.withUserConfiguration(OwnRedisson.class)
         .withPropertyValues("ratelimit.redis.key-prefix=" + "starter-" + System.nanoTime()).run(context -> {
