@@ -62,6 +62,27 @@ class ServerTimeTest {
   }
 
   @Test
+  void aFirstCheckAllOnAClockHoursOffLocatesItsWindowsAtTheServersTime() {
+    String prefix = Clients.uniquePrefix();
+    List<Policy> policies = List.of(Policy.of(3, Duration.ofHours(1), Algorithm.FIXED_WINDOW),
+        Policy.of(3, Duration.ofHours(1), Algorithm.SLIDING_WINDOW));
+    long behind = 1_000_000_000_000_000L; // 2001
+    long ahead = (System.currentTimeMillis() + Duration.ofHours(5).toMillis()) * 1_000L;
+    // fresh backends: neither knows the server's clock yet, so the windows they name are not the
+    // server's; the script says so and each call is made again at the server's time
+    RedisBackend sync = RedisBackend.builder(client).keyPrefix(prefix).serverTime(true).build();
+    RedisBackend async = RedisBackend.builder(client).keyPrefix(prefix).serverTime(true).build();
+    MultiDecision first = sync.checkAll("k", policies, 2, behind);
+    assertThat(first.allowed()).isTrue();
+    assertThat(first.decisions()).extracting(Decision::remaining).containsExactly(1L, 1L);
+    MultiDecision second = async.checkAllAsync("k", policies, 1, ahead).toCompletableFuture().join();
+    assertThat(second.allowed()).isTrue();
+    assertThat(second.decisions()).extracting(Decision::remaining).containsExactly(0L, 0L);
+    assertThat(sync.checkAll("k", policies, 1, behind).allowed()).isFalse();
+    assertThat(async.checkAllAsync("k", policies, 1, ahead).toCompletableFuture().join().allowed()).isFalse();
+  }
+
+  @Test
   void theNearCacheFollowsTheServersClock() {
     String prefix = Clients.uniquePrefix();
     Policy p = Policy.of(2, Duration.ofHours(1));
