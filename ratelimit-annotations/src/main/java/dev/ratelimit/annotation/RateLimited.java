@@ -28,6 +28,10 @@ import java.lang.annotation.Target;
  * {@code #method}, {@code #request} and {@code #clientIp} in a web request, {@code #principal},
  * and beans as {@code @beanName}. Type references, constructors and reflection are refused.
  * Each policy has its own key namespace: two policies with the same key never share counters.
+ *
+ * <p>In a Spring MVC request, an allowed call writes the limit response headers only when the
+ * annotated method is the controller method handling the request; other beans' methods (outbound
+ * clients, services) write none.
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)
@@ -67,16 +71,11 @@ public @interface RateLimited {
 
   /** What a call does when its limit is reached. */
   enum Mode {
-    /**
-     * Throw {@link RateLimitExceededException} at once. An allowed call inside a web request writes
-     * the limit headers to its response.
-     */
+    /** Throw {@link RateLimitExceededException} at once. */
     REJECT,
     /**
      * Wait until admitted (honouring {@code retryAfter}, and a leaky bucket's {@code delay}), up to
-     * {@code maxWait}; then proceed, or throw {@link RateLimitExceededException}. Writes no limit
-     * headers: it paces the service's own calls (an outbound client), whose limit is not the
-     * caller's.
+     * {@code maxWait}; then proceed, or throw {@link RateLimitExceededException}.
      */
     WAIT
   }

@@ -30,6 +30,7 @@ import org.springframework.util.ClassUtils;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
+import org.springframework.web.method.HandlerMethod;
 
 /**
  * Applies {@link RateLimited}: evaluates keys and costs (parsed at start-up), checks all of a
@@ -38,6 +39,8 @@ import org.springframework.web.context.request.ServletRequestAttributes;
  */
 @Aspect
 public class RateLimitAspect implements Ordered {
+  /** Spring MVC's request attribute holding the handler it dispatched to ({@code HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE}). */
+  private static final String MVC_HANDLER = "org.springframework.web.servlet.HandlerMapping.bestMatchingHandler";
   private static final boolean WEB = ClassUtils.isPresent(
       "org.springframework.web.context.request.RequestContextHolder", RateLimitAspect.class.getClassLoader());
 
@@ -86,9 +89,7 @@ public class RateLimitAspect implements Ordered {
     while (true) {
       MultiDecision decision = check(byKey, cost);
       if (decision.allowed()) {
-        if (limited.mode() == RateLimited.Mode.REJECT) {
-          // WAIT paces this service's own calls (an outbound client): its limit is not the caller's,
-          // and its headers would replace those of the limit the request is under
+        if (writesHeaders(request, method, target, limited.mode())) {
           writeHeaders(decision);
         }
         long delay = decision.decisions().stream().mapToLong(d -> d.delay().toNanos()).max().orElse(0);
@@ -192,6 +193,25 @@ public class RateLimitAspect implements Ordered {
     }
     RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
     return attributes instanceof ServletRequestAttributes servlet ? servlet.getRequest() : null;
+  }
+
+  /**
+   * Whether an allowed call writes the limit headers to the current response: when the method is
+   * the controller method Spring MVC dispatched the request to. Another bean's method called while
+   * serving the request (an outbound client, a service) writes none: its limit is not the caller's,
+   * and its headers would replace those of the limit the request is under. Without Spring MVC's
+   * handler (a plain servlet), a {@code REJECT} call writes them and a {@code WAIT} call does not.
+   */
+  private static boolean writesHeaders(HttpServletRequest request, Method method, Class<?> target,
+      RateLimited.Mode mode) {
+    if (request == null) {
+      return false;
+    }
+    if (request.getAttribute(MVC_HANDLER) instanceof HandlerMethod handler) {
+      Method handling = handler.getMethod();
+      return handling.equals(method) || handling.equals(AopUtils.getMostSpecificMethod(method, target));
+    }
+    return mode == RateLimited.Mode.REJECT;
   }
 
   private void writeHeaders(MultiDecision decision) {

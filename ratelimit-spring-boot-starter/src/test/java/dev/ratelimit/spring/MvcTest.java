@@ -7,6 +7,9 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
+import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimiter;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -22,6 +25,9 @@ import org.springframework.test.web.servlet.request.RequestPostProcessor;
 class MvcTest {
   @Autowired
   MockMvc mvc;
+
+  @Autowired
+  RateLimiter limiter;
 
   private static RequestPostProcessor peer(String address) {
     return request -> {
@@ -50,17 +56,29 @@ class MvcTest {
   }
 
   @Test
-  void anOutboundCallInWaitModeLeavesTheResponsesHeadersToTheInboundLimit() throws Exception {
-    mvc.perform(get("/relay/mvc-bob"))
+  void onlyTheControllerMethodHandlingTheRequestWritesItsHeaders() throws Exception {
+    Policy partner = Policy.of(50, Duration.ofHours(1)).withName("partner");
+    long before = limiter.inspect("partner-api", partner).remaining();
+    mvc.perform(get("/relay/mvc-bob")) // a limited controller calling a limited outbound client
         .andExpect(status().isOk())
         .andExpect(header().string("RateLimit-Policy", "\"relay\";q=3;w=60"))
         .andExpect(header().string("RateLimit", "\"relay\";r=2;t=20"))
         .andExpect(header().string("X-RateLimit-Limit", "3"));
-    mvc.perform(get("/quote/ACME"))
+    mvc.perform(get("/quote/ACME")) // an unlimited controller calling it (WAIT mode)
         .andExpect(status().isOk())
         .andExpect(header().doesNotExist("RateLimit-Policy"))
         .andExpect(header().doesNotExist("RateLimit"))
         .andExpect(header().doesNotExist("X-RateLimit-Limit"));
+    assertThat(before - limiter.inspect("partner-api", partner).remaining())
+        .as("both calls went through the outbound client's limit").isEqualTo(2);
+    mvc.perform(get("/rates")) // REJECT mode on the outbound client: still not the caller's limit
+        .andExpect(status().isOk())
+        .andExpect(header().doesNotExist("RateLimit-Policy"));
+    assertThat(limiter.inspect("partner-rates", Policy.of(50, Duration.ofHours(1)).withName("partner-rates"))
+        .remaining()).isEqualTo(49);
+    mvc.perform(get("/paced/mvc-bob")) // WAIT mode on the controller itself: its own limit
+        .andExpect(status().isOk())
+        .andExpect(header().string("RateLimit-Policy", "\"paced\";q=5;w=60"));
   }
 
   @Test

@@ -15,13 +15,18 @@ import org.springframework.web.bind.annotation.RestController;
 @Import({WebApp.Greetings.class, WebApp.Partner.class})
 class WebApp {
 
-  /** An outbound client, paced in WAIT mode, called while serving a request. */
+  /** An outbound client called while serving a request: one method paced (WAIT), one refusing (REJECT). */
   @Component
   static class Partner {
-    @RateLimited(key = "'partner-api'", limit = 50, window = "1s", mode = RateLimited.Mode.WAIT, maxWait = "5s",
+    @RateLimited(key = "'partner-api'", limit = 50, window = "1h", mode = RateLimited.Mode.WAIT, maxWait = "5s",
         name = "partner")
     String quote(String symbol) {
       return "quote " + symbol;
+    }
+
+    @RateLimited(key = "'partner-rates'", limit = 50, window = "1h", name = "partner-rates")
+    String rates() {
+      return "rates";
     }
   }
 
@@ -42,6 +47,17 @@ class WebApp {
     @GetMapping("/quote/{symbol}")
     String quote(@PathVariable String symbol) {
       return partner.quote(symbol);
+    }
+
+    @GetMapping("/rates")
+    String rates() {
+      return partner.rates();
+    }
+
+    @GetMapping("/paced/{user}")
+    @RateLimited(key = "#user", limit = 5, window = "1m", name = "paced", mode = RateLimited.Mode.WAIT, maxWait = "1s")
+    String paced(@PathVariable String user) {
+      return "paced " + user;
     }
 
     @GetMapping("/hello/{user}")
