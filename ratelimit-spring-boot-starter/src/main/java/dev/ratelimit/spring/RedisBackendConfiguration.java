@@ -86,14 +86,16 @@ class RedisBackendConfiguration {
         }
         Config config = new Config();
         config.setLazyInitialization(true);
-        // credentials on the Config: Redisson 4 deprecates them on the server settings (and says so in the log)
-        String username = environment.getProperty("spring.data.redis.username");
-        if (username != null && !username.isEmpty()) {
-          config.setUsername(username);
-        }
-        String password = environment.getProperty("spring.data.redis.password");
-        if (password != null && !password.isEmpty()) {
-          config.setPassword(password);
+        if (properties.getRedis().getUrl() == null) { // Boot's Redis: Boot's credentials (ours: in the URL)
+          // on the Config: Redisson 4 deprecates them on the server settings (and says so in the log)
+          String username = environment.getProperty("spring.data.redis.username");
+          if (username != null && !username.isEmpty()) {
+            config.setUsername(username);
+          }
+          String password = environment.getProperty("spring.data.redis.password");
+          if (password != null && !password.isEmpty()) {
+            config.setPassword(password);
+          }
         }
         config.useSingleServer()
             .setAddress(url)

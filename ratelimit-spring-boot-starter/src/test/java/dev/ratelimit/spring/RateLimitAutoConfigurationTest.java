@@ -210,8 +210,14 @@ class RateLimitAutoConfigurationTest {
   void bootsRedisUsernameAndPasswordAreUsed() {
     try (RedisServer redis = RedisServer.start()) { // its own server: the test changes its users
       redis.command("ACL", "SETUSER", "limiter", "on", ">s3cret", "~*", "+@all");
-      redis.command("ACL", "SETUSER", "default", "off");
       String prefix = "ratelimit.redis.key-prefix=starter-" + System.nanoTime();
+      // ratelimit.redis.url names its own Redis: Boot's credentials (for Boot's Redis) are not sent to it
+      runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=" + redis.url(),
+          "spring.data.redis.username=someone", "spring.data.redis.password=else", prefix + "-url",
+          "ratelimit.timeout=5s")
+          .run(context -> assertThat(context.getBean(RateLimiter.class).check("k", Policy.parse("1/1m")).isDegraded())
+              .as("no AUTH with Boot's credentials").isFalse());
+      redis.command("ACL", "SETUSER", "default", "off");
       runner.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
           "spring.data.redis.username=limiter", "spring.data.redis.password=s3cret", prefix, "ratelimit.timeout=5s")
           .run(context -> {
@@ -224,6 +230,12 @@ class RateLimitAutoConfigurationTest {
           "spring.data.redis.username=limiter", "spring.data.redis.password=wrong", prefix, "ratelimit.timeout=2s")
           .run(context -> assertThat(context.getBean(RateLimiter.class).check("k", Policy.parse("1/1m")).isDegraded())
               .as("refused by Redis: the failure mode decided").isTrue());
+      // credentials in ratelimit.redis.url
+      runner.withPropertyValues("ratelimit.backend=redis",
+          "ratelimit.redis.url=redis://limiter:s3cret@" + redis.host() + ":" + redis.port(),
+          "spring.data.redis.username=someone", "spring.data.redis.password=else", prefix, "ratelimit.timeout=5s")
+          .run(context -> assertThat(context.getBean(RateLimiter.class).check("k", Policy.parse("1/1m")).allowed())
+              .as("the URL's user, who consumed the limit above").isFalse());
     }
   }
 
