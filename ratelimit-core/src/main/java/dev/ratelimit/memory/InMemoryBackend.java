@@ -47,10 +47,15 @@ public final class InMemoryBackend implements Backend {
   static final long TICK_NANOS = 100_000_000L;
 
   private static final VarHandle LATEST;
+  private static final VarHandle RESETS_STARTED;
+  private static final VarHandle RESETS_DONE;
 
   static {
     try {
-      LATEST = MethodHandles.lookup().findVarHandle(InMemoryBackend.class, "latestNanos", long.class);
+      MethodHandles.Lookup lookup = MethodHandles.lookup();
+      LATEST = lookup.findVarHandle(InMemoryBackend.class, "latestNanos", long.class);
+      RESETS_STARTED = lookup.findVarHandle(InMemoryBackend.class, "resetsStarted", long.class);
+      RESETS_DONE = lookup.findVarHandle(InMemoryBackend.class, "resetsDone", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -67,6 +72,13 @@ public final class InMemoryBackend implements Backend {
   private final VarExpiration<String, Entry> expiration;
   /** The limiter's clock as Caffeine sees it: the latest now, in ns; moved by at least 100 ms by checks. */
   private volatile long latestNanos = Long.MIN_VALUE;
+  /**
+   * Resets begun and finished: a check reads {@link #resetsDone} when it starts, and puts back an
+   * entry the cache dropped under it ({@link #restore}) only if no reset finished since or is under
+   * way (such a reset may have found no entry, and putting it back would undo the reset).
+   */
+  private volatile long resetsStarted;
+  private volatile long resetsDone;
 
   private InMemoryBackend(long maximumKeys) {
     this.entries = Caffeine.newBuilder()
@@ -108,6 +120,7 @@ public final class InMemoryBackend implements Backend {
   @Override
   public Decision check(String key, Policy policy, long cost, long nowMicros) {
     observe(nowMicros);
+    long resets = resetsDone;
     for (;;) {
       Entry entry = index.get(key);
       if (entry == null) {
@@ -132,7 +145,7 @@ public final class InMemoryBackend implements Backend {
       Decision decision;
       entry.lock();
       try {
-        decision = checkLocked(key, entry, policy, cost, nowMicros);
+        decision = checkLocked(key, entry, policy, cost, nowMicros, resets);
       } finally {
         entry.unlock();
       }
@@ -143,7 +156,7 @@ public final class InMemoryBackend implements Backend {
   }
 
   /** A check on {@code entry}, its lock held; null when the entry was dropped: check again. */
-  private Decision checkLocked(String key, Entry entry, Policy policy, long cost, long nowMicros) {
+  private Decision checkLocked(String key, Entry entry, Policy policy, long cost, long nowMicros, long resets) {
     if (entry.removed || dropIfExpired(key, entry)) {
       return null;
     }
@@ -174,8 +187,8 @@ public final class InMemoryBackend implements Backend {
       expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
     }
     readopt(key, entry);
-    if (entry.removed && !restore(key, entry)) {
-      return null; // dropped meanwhile and replaced: check again on the key's new entry
+    if (entry.removed && !restore(key, entry, resets)) {
+      return null; // dropped meanwhile and replaced, or reset: check again on the key's new entry
     }
     return decision;
   }
@@ -183,6 +196,7 @@ public final class InMemoryBackend implements Backend {
   @Override
   public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
     observeExactly(nowMicros);
+    long resets = resetsDone;
     for (;;) {
       Entry entry = index.get(key);
       boolean created = entry == null;
@@ -192,7 +206,7 @@ public final class InMemoryBackend implements Backend {
       MultiDecision result;
       entry.lock();
       try {
-        result = checkAllLocked(key, entry, created, policies, cost, nowMicros);
+        result = checkAllLocked(key, entry, created, policies, cost, nowMicros, resets);
       } finally {
         entry.unlock();
       }
@@ -204,7 +218,7 @@ public final class InMemoryBackend implements Backend {
 
   /** {@link #checkAll} on {@code entry}, its lock held; null when it must run again. */
   private MultiDecision checkAllLocked(String key, Entry entry, boolean created, List<Policy> policies,
-      long cost, long nowMicros) {
+      long cost, long nowMicros, long resets) {
     if (entry.removed || (!created && dropIfExpired(key, entry))) {
       return null;
     }
@@ -251,7 +265,7 @@ public final class InMemoryBackend implements Backend {
       expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
     }
     readopt(key, entry);
-    if (entry.removed && !restore(key, entry)) {
+    if (entry.removed && !restore(key, entry, resets)) {
       return null;
     }
     return result;
@@ -278,19 +292,24 @@ public final class InMemoryBackend implements Backend {
   @Override
   public void reset(String key, Policy policy, long nowMicros) {
     observeExactly(nowMicros);
-    Entry entry = index.get(key);
-    if (entry == null) {
-      return;
-    }
-    entry.lock();
+    RESETS_STARTED.getAndAdd(this, 1L);
     try {
-      if (entry.remove(policy) && entry.states == 0) {
-        entry.removed = true;
-        index.remove(key, entry);
-        map.remove(key, entry);
+      Entry entry = index.get(key);
+      if (entry == null) {
+        return; // none, or one the cache dropped under a running check, which will not put it back
+      }
+      entry.lock();
+      try {
+        if (entry.remove(policy) && entry.states == 0) {
+          entry.removed = true;
+          index.remove(key, entry);
+          map.remove(key, entry);
+        }
+      } finally {
+        entry.unlock();
       }
     } finally {
-      entry.unlock();
+      RESETS_DONE.getAndAdd(this, 1L);
     }
   }
 
@@ -343,6 +362,11 @@ public final class InMemoryBackend implements Backend {
     }
   }
 
+  /** For tests: whether {@code key} has an entry now (the cache may drop one at any time). */
+  boolean indexes(String key) {
+    return index.containsKey(key);
+  }
+
   /** For tests: runs just before a check tells the cache an entry's new expiry, given the old hold (µs). */
   volatile java.util.function.LongConsumer renewalHook;
 
@@ -355,9 +379,16 @@ public final class InMemoryBackend implements Backend {
 
   /**
    * Puts back an entry the cache dropped while a check (holding its lock) was changing it; false
-   * when another entry took the key meanwhile, so that the check must run again on that one.
+   * when another entry took the key meanwhile, or when a reset finished since the check began
+   * ({@code resets} is {@link #resetsDone} then) or is under way, so that the check must run again
+   * on the key's new entry: such a reset may have found no entry to clear, and putting this one
+   * back would undo it.
    */
-  private boolean restore(String key, Entry entry) {
+  private boolean restore(String key, Entry entry, long resets) {
+    long done = resetsDone;
+    if (done != resets || resetsStarted != done) {
+      return false;
+    }
     entry.removed = false;
     if (publish(key, entry)) {
       return true;
