@@ -76,6 +76,11 @@ final class Entry {
    * key's entry (in the index) and goes back in the cache on its next use.
    */
   volatile boolean orphan;
+  /**
+   * The backend's count of finished resets when the cache dropped this entry (written before
+   * {@link #removed}): a check putting the entry back keeps it only if no reset finished since.
+   */
+  long resetsWhenDropped;
 
   /** Takes the entry's lock; not reentrant. */
   void lock() {

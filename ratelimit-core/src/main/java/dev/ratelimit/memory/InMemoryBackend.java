@@ -73,9 +73,10 @@ public final class InMemoryBackend implements Backend {
   /** The limiter's clock as Caffeine sees it: the latest now, in ns; moved by at least 100 ms by checks. */
   private volatile long latestNanos = Long.MIN_VALUE;
   /**
-   * Resets begun and finished: a check reads {@link #resetsDone} when it starts, and puts back an
-   * entry the cache dropped under it ({@link #restore}) only if no reset finished since or is under
-   * way (such a reset may have found no entry, and putting it back would undo the reset).
+   * Resets begun and finished. The cache's eviction listener notes {@link #resetsDone} on each entry
+   * it drops; a check that puts such an entry back ({@link #restore}) keeps it only if no reset
+   * finished since or is under way: such a reset may have found no entry to clear, and keeping the
+   * entry would undo it.
    */
   private volatile long resetsStarted;
   private volatile long resetsDone;
@@ -99,6 +100,7 @@ public final class InMemoryBackend implements Backend {
             entry.orphan = true;
             return;
           }
+          entry.resetsWhenDropped = resetsDone; // before removed: a check that sees removed sees this
           entry.removed = true;
           index.remove(key, entry);
         })
@@ -120,7 +122,6 @@ public final class InMemoryBackend implements Backend {
   @Override
   public Decision check(String key, Policy policy, long cost, long nowMicros) {
     observe(nowMicros);
-    long resets = resetsDone;
     for (;;) {
       Entry entry = index.get(key);
       if (entry == null) {
@@ -145,7 +146,7 @@ public final class InMemoryBackend implements Backend {
       Decision decision;
       entry.lock();
       try {
-        decision = checkLocked(key, entry, policy, cost, nowMicros, resets);
+        decision = checkLocked(key, entry, policy, cost, nowMicros);
       } finally {
         entry.unlock();
       }
@@ -156,7 +157,7 @@ public final class InMemoryBackend implements Backend {
   }
 
   /** A check on {@code entry}, its lock held; null when the entry was dropped: check again. */
-  private Decision checkLocked(String key, Entry entry, Policy policy, long cost, long nowMicros, long resets) {
+  private Decision checkLocked(String key, Entry entry, Policy policy, long cost, long nowMicros) {
     if (entry.removed || dropIfExpired(key, entry)) {
       return null;
     }
@@ -187,7 +188,7 @@ public final class InMemoryBackend implements Backend {
       expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
     }
     readopt(key, entry);
-    if (entry.removed && !restore(key, entry, resets)) {
+    if (entry.removed && !restore(key, entry)) {
       return null; // dropped meanwhile and replaced, or reset: check again on the key's new entry
     }
     return decision;
@@ -196,7 +197,6 @@ public final class InMemoryBackend implements Backend {
   @Override
   public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
     observeExactly(nowMicros);
-    long resets = resetsDone;
     for (;;) {
       Entry entry = index.get(key);
       boolean created = entry == null;
@@ -206,7 +206,7 @@ public final class InMemoryBackend implements Backend {
       MultiDecision result;
       entry.lock();
       try {
-        result = checkAllLocked(key, entry, created, policies, cost, nowMicros, resets);
+        result = checkAllLocked(key, entry, created, policies, cost, nowMicros);
       } finally {
         entry.unlock();
       }
@@ -218,7 +218,7 @@ public final class InMemoryBackend implements Backend {
 
   /** {@link #checkAll} on {@code entry}, its lock held; null when it must run again. */
   private MultiDecision checkAllLocked(String key, Entry entry, boolean created, List<Policy> policies,
-      long cost, long nowMicros, long resets) {
+      long cost, long nowMicros) {
     if (entry.removed || (!created && dropIfExpired(key, entry))) {
       return null;
     }
@@ -265,7 +265,7 @@ public final class InMemoryBackend implements Backend {
       expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
     }
     readopt(key, entry);
-    if (entry.removed && !restore(key, entry, resets)) {
+    if (entry.removed && !restore(key, entry)) {
       return null;
     }
     return result;
@@ -379,23 +379,33 @@ public final class InMemoryBackend implements Backend {
 
   /**
    * Puts back an entry the cache dropped while a check (holding its lock) was changing it; false
-   * when another entry took the key meanwhile, or when a reset finished since the check began
-   * ({@code resets} is {@link #resetsDone} then) or is under way, so that the check must run again
-   * on the key's new entry: such a reset may have found no entry to clear, and putting this one
-   * back would undo it.
+   * when another entry took the key meanwhile, or when a reset finished since the entry was dropped
+   * or is under way, so that the check must run again on the key's new entry: such a reset may have
+   * found no entry to clear, and keeping this one would undo it. The entry goes back first and the
+   * resets are read after: a reset that missed it had begun before it went back, so it is seen.
    */
-  private boolean restore(String key, Entry entry, long resets) {
-    long done = resetsDone;
-    if (done != resets || resetsStarted != done) {
+  private boolean restore(String key, Entry entry) {
+    entry.removed = false;
+    java.util.function.Consumer<String> hook = restoreHook;
+    if (hook != null) {
+      hook.accept(key);
+    }
+    if (!publish(key, entry)) {
+      entry.removed = true;
       return false;
     }
-    entry.removed = false;
-    if (publish(key, entry)) {
-      return true;
+    long done = resetsDone;
+    if (done != entry.resetsWhenDropped || resetsStarted != done) {
+      entry.removed = true;
+      index.remove(key, entry);
+      map.remove(key, entry);
+      return false;
     }
-    entry.removed = true;
-    return false;
+    return true;
   }
+
+  /** For tests: runs when a check puts back an entry the cache dropped, before it goes back. */
+  volatile java.util.function.Consumer<String> restoreHook;
 
   /**
    * Removes {@code entry}, whose lock is held, when the cache holds it expired (its hold has passed

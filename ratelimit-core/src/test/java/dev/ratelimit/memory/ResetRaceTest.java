@@ -19,54 +19,76 @@ class ResetRaceTest {
   static final long T0 = 1_700_000_000_000_000L;
   static final Policy GCRA = Policy.of(10, Duration.ofSeconds(60), Algorithm.GCRA);
 
-  /**
-   * At the key's next renewal (its lock held), other keys are checked until the cache has dropped
-   * the key for size, then the key is reset.
-   */
-  private static AtomicBoolean evictAndResetDuringTheNextRenewal(InMemoryBackend backend, String key, long now) {
-    AtomicBoolean done = new AtomicBoolean();
-    backend.renewalHook = oldHold -> {
-      if (done.get()) {
-        return;
-      }
-      for (int i = 0; i < 1_000 && backend.indexes(key); i++) {
-        for (int j = 0; j < 3; j++) { // a few checks each: the cache's admission prefers keys used more than once
-          backend.check("other-" + i, GCRA, 1, now);
-        }
-      }
-      assertThat(backend.indexes(key)).as("the cache dropped the key").isFalse();
-      backend.reset(key, GCRA, now);
-      done.set(true);
-    };
-    return done;
-  }
-
-  @Test
-  void aResetWhileTheCacheDropsAKeyBeingCheckedIsNotUndone() {
+  /** A backend holding at most 2 keys, "k" among them with 9 of its 10 units used. */
+  private static InMemoryBackend nineUsed(boolean throughCheckAll) {
     InMemoryBackend backend = InMemoryBackend.builder().maximumKeys(2).build();
     for (int i = 0; i < 9; i++) {
-      assertThat(backend.check("k", GCRA, 1, T0).allowed()).isTrue();
+      boolean allowed = throughCheckAll ? backend.checkAll("k", List.of(GCRA), 1, T0).allowed()
+          : backend.check("k", GCRA, 1, T0).allowed();
+      assertThat(allowed).isTrue();
     }
-    AtomicBoolean raced = evictAndResetDuringTheNextRenewal(backend, "k", T0);
-    // a cost-1 check whose renewal runs the hook: 9 of 10 used before it, so it passes either way
-    assertThat(backend.check("k", GCRA, 1, T0).allowed()).isTrue();
+    return backend;
+  }
+
+  /**
+   * At the key's next renewal (its lock held), other keys are checked until the cache has dropped
+   * the key for size; then {@code then} runs. Once only: nested checks do not run it again.
+   */
+  private static AtomicBoolean dropAtTheNextRenewal(InMemoryBackend backend, Runnable then) {
+    AtomicBoolean ran = new AtomicBoolean();
+    backend.renewalHook = oldHold -> {
+      if (ran.getAndSet(true)) {
+        return;
+      }
+      for (int i = 0; i < 1_000 && backend.indexes("k"); i++) {
+        for (int j = 0; j < 3; j++) { // a few checks each: the cache's admission prefers keys used more than once
+          backend.check("other-" + i, GCRA, 1, T0);
+        }
+      }
+      assertThat(backend.indexes("k")).as("the cache dropped the key").isFalse();
+      then.run();
+    };
+    return ran;
+  }
+
+  /** The key's units in use now: the reset came first, so only the racing check's one. */
+  private static void assertOnlyTheRacingCheckCounts(InMemoryBackend backend, AtomicBoolean raced) {
     backend.renewalHook = null;
+    backend.restoreHook = null;
     assertThat(raced).isTrue();
     assertThat(backend.inspect("k", GCRA, T0).remaining())
         .as("the reset came before the check: only the check's unit is used").isEqualTo(9);
   }
 
   @Test
+  void aResetWhileTheCacheDropsAKeyBeingCheckedIsNotUndone() {
+    InMemoryBackend backend = nineUsed(false);
+    AtomicBoolean raced = dropAtTheNextRenewal(backend, () -> backend.reset("k", GCRA, T0));
+    // its renewal runs the hook; 9 of 10 used before it, so it passes either way
+    assertThat(backend.check("k", GCRA, 1, T0).allowed()).isTrue();
+    assertOnlyTheRacingCheckCounts(backend, raced);
+  }
+
+  @Test
   void theSameThroughCheckAll() {
-    InMemoryBackend backend = InMemoryBackend.builder().maximumKeys(2).build();
-    List<Policy> one = List.of(GCRA);
-    for (int i = 0; i < 9; i++) {
-      assertThat(backend.checkAll("k", one, 1, T0).allowed()).isTrue();
-    }
-    AtomicBoolean raced = evictAndResetDuringTheNextRenewal(backend, "k", T0);
-    assertThat(backend.checkAll("k", one, 1, T0).allowed()).isTrue();
-    backend.renewalHook = null;
-    assertThat(raced).isTrue();
-    assertThat(backend.inspect("k", GCRA, T0).remaining()).isEqualTo(9);
+    InMemoryBackend backend = nineUsed(true);
+    AtomicBoolean raced = dropAtTheNextRenewal(backend, () -> backend.reset("k", GCRA, T0));
+    assertThat(backend.checkAll("k", List.of(GCRA), 1, T0).allowed()).isTrue();
+    assertOnlyTheRacingCheckCounts(backend, raced);
+  }
+
+  @Test
+  void aResetJustBeforeTheEntryGoesBackIsNotUndoneEither() {
+    InMemoryBackend backend = nineUsed(false);
+    AtomicBoolean reset = new AtomicBoolean();
+    backend.restoreHook = key -> {
+      if (!reset.getAndSet(true)) {
+        backend.reset(key, GCRA, T0); // the entry is in neither the index nor the cache: nothing to clear
+      }
+    };
+    AtomicBoolean dropped = dropAtTheNextRenewal(backend, () -> { });
+    assertThat(backend.check("k", GCRA, 1, T0).allowed()).isTrue();
+    assertThat(reset).as("the check put the dropped entry back").isTrue();
+    assertOnlyTheRacingCheckCounts(backend, dropped);
   }
 }
