@@ -259,8 +259,7 @@ public final class RedisPeers {
    * machine: blocks of 500 of our {@code check} and 500 bare {@code EVALSHA}s of the minimal
    * script through Redisson, which side goes first alternating from pair to pair (the first block
    * of a pair measured faster in a probe, whichever side it was), {@code samples} each after a
-   * warm-up. Returns {p50 ours, p50 bare,
-   * p99 ours, p99 bare} in µs.
+   * warm-up. Returns {p50 ours, p50 bare, p99 ours, p99 bare} in µs.
    */
   private static double[] interleaved(RateLimiter limiter, Policy policy, String[] keys, RScript script,
       String sha, long t, long tau, int samples) {
@@ -298,8 +297,9 @@ public final class RedisPeers {
 
   private static void printInterleaved(List<double[]> rounds) {
     System.out.println();
-    System.out.println("1 in flight, sync, interleaved blocks of 500, alternating which goes first (ours: limiter.check, near-cache off;"
-        + " bare: RScript.evalSha of the minimal GCRA script), 10,000 each per round:");
+    System.out.println("1 in flight, sync, interleaved blocks of 500, alternating which goes first"
+        + " (ours: limiter.check, near-cache off; bare: RScript.evalSha of the minimal GCRA script),"
+        + " 10,000 each per round:");
     System.out.println("| round  | ours p50 µs | bare p50 µs | p50 ratio (target ≤ 1.1) | ours p99 µs | bare p99 µs |");
     System.out.println("|--------|-------------|-------------|--------------------------|-------------|-------------|");
     double[][] cols = new double[5][rounds.size()];
