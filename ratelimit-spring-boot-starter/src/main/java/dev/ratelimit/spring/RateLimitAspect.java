@@ -39,7 +39,10 @@ import org.springframework.web.method.HandlerMethod;
  */
 @Aspect
 public class RateLimitAspect implements Ordered {
-  /** Spring MVC's request attribute holding the handler it dispatched to ({@code HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE}). */
+  /**
+   * Spring MVC's request attribute holding the handler it dispatched to ({@code
+   * HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE}, spelled out: spring-webmvc is optional).
+   */
   private static final String MVC_HANDLER = "org.springframework.web.servlet.HandlerMapping.bestMatchingHandler";
   private static final boolean WEB = ClassUtils.isPresent(
       "org.springframework.web.context.request.RequestContextHolder", RateLimitAspect.class.getClassLoader());
@@ -78,7 +81,8 @@ public class RateLimitAspect implements Ordered {
   public Object limit(ProceedingJoinPoint call) throws Throwable {
     Method method = ((MethodSignature) call.getSignature()).getMethod();
     Class<?> target = call.getTarget() != null ? AopUtils.getTargetClass(call.getTarget()) : method.getDeclaringClass();
-    RateLimitedMethod limited = methods.find(AopUtils.getMostSpecificMethod(method, target)).orElse(null);
+    Method specific = AopUtils.getMostSpecificMethod(method, target);
+    RateLimitedMethod limited = methods.find(specific).orElse(null);
     if (limited == null) {
       return call.proceed();
     }
@@ -89,7 +93,7 @@ public class RateLimitAspect implements Ordered {
     while (true) {
       MultiDecision decision = check(byKey, cost);
       if (decision.allowed()) {
-        if (writesHeaders(request, method, target, limited.mode())) {
+        if (writesHeaders(request, method, specific, limited.mode())) {
           writeHeaders(decision);
         }
         long delay = decision.decisions().stream().mapToLong(d -> d.delay().toNanos()).max().orElse(0);
@@ -202,14 +206,14 @@ public class RateLimitAspect implements Ordered {
    * and its headers would replace those of the limit the request is under. Without Spring MVC's
    * handler (a plain servlet), a {@code REJECT} call writes them and a {@code WAIT} call does not.
    */
-  private static boolean writesHeaders(HttpServletRequest request, Method method, Class<?> target,
+  private static boolean writesHeaders(HttpServletRequest request, Method method, Method specific,
       RateLimited.Mode mode) {
     if (request == null) {
       return false;
     }
     if (request.getAttribute(MVC_HANDLER) instanceof HandlerMethod handler) {
       Method handling = handler.getMethod();
-      return handling.equals(method) || handling.equals(AopUtils.getMostSpecificMethod(method, target));
+      return handling.equals(specific) || handling.equals(method);
     }
     return mode == RateLimited.Mode.REJECT;
   }
