@@ -227,7 +227,11 @@ final class DefaultRateLimiter implements RateLimiter {
       }
     });
     deadlines.add(bounded, start + timeoutNanos);
-    return bounded.handle((d, e) -> finish(permit, start, answer, e, key, policy, cost, now));
+    // finish runs when the call ends even if the caller has cancelled or completed its stage (a
+    // dependent stage's function would then be skipped, and the breaker's permit never given back)
+    CompletableFuture<Decision> result = new CompletableFuture<>();
+    bounded.whenComplete((d, e) -> result.complete(finish(permit, start, answer, e, key, policy, cost, now)));
+    return result;
   }
 
   /** Completes a {@link #checkAsync}: never throws, so the caller's stage never fails. */

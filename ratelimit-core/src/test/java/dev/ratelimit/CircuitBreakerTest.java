@@ -150,6 +150,24 @@ class CircuitBreakerTest {
   }
 
   @Test
+  @Timeout(10)
+  void aProbeWhoseCallerGaveUpStillReportsItsAnswer() throws Exception {
+    try (RateLimiter limiter = limiter(1)) {
+      backend.mode = Mode.THROW;
+      limiter.check("k", policy);
+      advance(COOL_DOWN);
+      backend.mode = Mode.HANG;
+      CompletableFuture<Decision> probe = limiter.checkAsync("k", policy, 1).toCompletableFuture();
+      assertThat(state(limiter)).isEqualTo(CircuitState.HALF_OPEN);
+      probe.cancel(false); // the caller gives up (a reactive cancel, an orTimeout of its own)
+      backend.mode = Mode.OK;
+      backend.releaseHeld(); // the backend answers after all
+      assertThat(state(limiter)).as("the answer still reached the breaker").isEqualTo(CircuitState.CLOSED);
+      assertThat(limiter.check("k", policy).isDegraded()).isFalse();
+    }
+  }
+
+  @Test
   void aProbeThatNeverReportsIsReplacedAfterACoolDown() {
     // A sync probe that times out would report; a lost permit is simulated on the breaker itself.
     RecordingListener l = new RecordingListener();
