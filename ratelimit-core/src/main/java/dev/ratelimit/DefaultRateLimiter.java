@@ -182,8 +182,9 @@ final class DefaultRateLimiter implements RateLimiter {
       if (nearCache == null) {
         d = backend.check(key, policy, cost, now);
       } else {
+        long resets = nearCache.resets();
         Evaluation e = backend.evaluate(key, policy, cost, now);
-        nearCache.remember(key, policy, cost, now, e);
+        nearCache.remember(key, policy, cost, now, e, resets);
         d = e.decision();
       }
     } catch (RuntimeException e) {
@@ -285,10 +286,13 @@ final class DefaultRateLimiter implements RateLimiter {
   /** The backend's all-or-nothing answer, or the failure mode's when it fails. */
   private Judged backendAll(String key, List<Policy> policies, long cost, long now, long start, long deadline) {
     MultiDecision m = nearCache != null
-        ? call(() -> future(backend.evaluateAllAsync(key, policies, cost, now)).thenApply(e -> {
-          nearCache.rememberAll(key, policies, cost, now, e);
-          return e.decision();
-        }), start, deadline)
+        ? call(() -> {
+          long resets = nearCache.resets();
+          return future(backend.evaluateAllAsync(key, policies, cost, now)).thenApply(e -> {
+            nearCache.rememberAll(key, policies, cost, now, e, resets);
+            return e.decision();
+          });
+        }, start, deadline)
         : asyncCheckAll
         ? call(() -> backend.checkAllAsync(key, policies, cost, now), start, deadline)
         : call(() -> CompletableFuture.completedFuture(backend.checkAll(key, policies, cost, now)), start, deadline);
@@ -399,7 +403,7 @@ final class DefaultRateLimiter implements RateLimiter {
     }
     backend.reset(key, policy, now);
     if (nearCache != null) {
-      nearCache.forget(key, policy, now); // after: a denial still in flight is older and stays out
+      nearCache.forget(key, policy, now); // after: a denial still in flight was sent before it and stays out
     }
   }
 
@@ -426,8 +430,9 @@ final class DefaultRateLimiter implements RateLimiter {
     if (nearCache == null) {
       return backend.checkAsync(key, policy, cost, now);
     }
+    long resets = nearCache.resets();
     return future(backend.evaluateAsync(key, policy, cost, now)).thenApply(e -> {
-      nearCache.remember(key, policy, cost, now, e);
+      nearCache.remember(key, policy, cost, now, e, resets);
       return e.decision();
     });
   }

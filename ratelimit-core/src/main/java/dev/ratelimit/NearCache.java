@@ -9,6 +9,7 @@ import dev.ratelimit.spi.MultiEvaluation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Answers hot denied keys locally, exactly (ARCHITECTURE §6). A denial at {@code t} with
@@ -19,15 +20,19 @@ import java.util.List;
  * asked, as the backend's own answer would.
  *
  * <p>Any allowed answer from the backend replaces the key's entry with a marker of when it came
- * (its state moved), and a reset does too; an answer older than the entry it would replace is
- * ignored, so a denial that was in flight during a newer allowed answer or a reset never comes
- * back. Entries are bounded in number and live no longer than their denial (measured in real
- * time, capped at an hour). A policy whose numbers changed never matches an entry of the old ones.
+ * (its state moved); an answer older than the entry it would replace is ignored, so a denial that
+ * was in flight during a newer allowed answer never comes back. A reset replaces the entry with a
+ * marker whatever its time, and a denial from a call sent before a reset (which Redis may have
+ * answered before the reset reached it) is not kept: calls note {@link #resets()} when they go out.
+ * Entries are bounded in number and live no longer than their denial (measured in real time,
+ * capped at an hour). A policy whose numbers changed never matches an entry of the old ones.
  */
 final class NearCache {
   private static final long MAX_LIFETIME_NANOS = Duration.ofHours(1).toNanos();
 
   private final Cache<Id, Entry> entries;
+  /** Resets made through this limiter, counted before each one's marker goes in. */
+  private final AtomicLong resets = new AtomicLong();
 
   NearCache(long maximumEntries) {
     this.entries = Caffeine.newBuilder()
@@ -77,27 +82,37 @@ final class NearCache {
     return anyDenied ? new MultiDecision(false, decisions) : null;
   }
 
-  /** Learns from the backend's answer to a check. */
-  void remember(String key, Policy policy, long cost, long now, Evaluation evaluation) {
+  /** The resets so far: noted before a backend call, handed back with its answer to {@link #remember}. */
+  long resets() {
+    return resets.get();
+  }
+
+  /**
+   * Learns from the backend's answer to a check sent when {@link #resets()} was {@code resetsBefore};
+   * a denial is not kept when a reset came since (it may describe the state before the reset).
+   */
+  void remember(String key, Policy policy, long cost, long now, Evaluation evaluation, long resetsBefore) {
     Id id = new Id(key, policy.name(), policy.algorithm());
     Decision decision = evaluation.decision();
     long t = evaluation.nowMicros();
-    if (decision.allowed() || evaluation.state() == null) {
+    if (decision.allowed() || evaluation.state() == null || resetsBefore != resets.get()) {
       store(id, Entry.cleared(policy, t, t - now));
     } else {
       store(id, new Entry(policy, evaluation.state(), t, t + micros(decision.retryAfter()), cost, t - now));
     }
   }
 
-  /** Learns from the backend's answer to a multi-policy check. */
-  void rememberAll(String key, List<Policy> policies, long cost, long now, MultiEvaluation evaluation) {
+  /** Learns from the backend's answer to a multi-policy check, as {@link #remember} does. */
+  void rememberAll(String key, List<Policy> policies, long cost, long now, MultiEvaluation evaluation,
+      long resetsBefore) {
     List<Decision> decisions = evaluation.decision().decisions();
+    boolean resetSince = resetsBefore != resets.get();
     for (int i = 0; i < policies.size(); i++) {
       Policy policy = policies.get(i);
       Id id = new Id(key, policy.name(), policy.algorithm());
       long[] state = evaluation.states() == null ? null : evaluation.states().get(i);
       long t = evaluation.nowMicros();
-      if (evaluation.decision().allowed() || state == null) {
+      if (evaluation.decision().allowed() || state == null || resetSince) {
         store(id, Entry.cleared(policy, t, t - now));
       } else {
         Decision d = decisions.get(i);
@@ -107,12 +122,19 @@ final class NearCache {
     }
   }
 
-  /** Forgets {@code key} under {@code policy} as of {@code now} (a reset). */
+  /**
+   * Forgets {@code key} under {@code policy} (a reset, once the backend has made it): whatever the
+   * entry's time, and denials of calls already under way are not kept when they come back.
+   */
   void forget(String key, Policy policy, long now) {
+    resets.incrementAndGet(); // first: a denial arriving after the marker must see it
     Id id = new Id(key, policy.name(), policy.algorithm());
     Entry current = entries.getIfPresent(id);
     long offset = current == null ? 0 : current.offset;
-    store(id, Entry.cleared(policy, now + offset, offset));
+    // the marker replaces whatever is there (a denial may be later by the clock yet describe the
+    // state before the reset) and keeps the later time, so that answers older than either stay out
+    entries.asMap().merge(id, Entry.cleared(policy, now + offset, offset),
+        (old, fresh) -> old.takenAt > fresh.takenAt ? Entry.cleared(policy, old.takenAt, offset) : fresh);
   }
 
   /** Puts {@code entry} unless the entry there now was made at a later time: answers can race. */

@@ -21,24 +21,44 @@ class NearCacheRaceTest {
   @Test
   void anOlderDenialDoesNotReplaceANewerAllowedAnswer() {
     NearCache cache = new NearCache(100);
-    cache.remember("k", policy, 1, T2, new Evaluation(Decision.allowed(policy, 0, 60_000_000L, 0), new long[0], T2));
-    cache.remember("k", policy, 1, T1, denialAt(T1));
+    cache.remember("k", policy, 1, T2, new Evaluation(Decision.allowed(policy, 0, 60_000_000L, 0), new long[0], T2),
+        cache.resets());
+    cache.remember("k", policy, 1, T1, denialAt(T1), cache.resets());
     assertThat(cache.answer("k", policy, 1, T2 + 1)).isNull();
   }
 
   @Test
   void anOlderDenialDoesNotOutliveAReset() {
     NearCache cache = new NearCache(100);
+    long sent = cache.resets();
     cache.forget("k", policy, T2);
-    cache.remember("k", policy, 1, T1, denialAt(T1));
+    cache.remember("k", policy, 1, T1, denialAt(T1), sent);
     assertThat(cache.answer("k", policy, 1, T2 + 1)).isNull();
+  }
+
+  @Test
+  void aDenialSentBeforeAResetIsNotKeptWhateverItsTime() {
+    // the reset read the clock at T1 before its round trip; a check that read it later (T2) was
+    // answered by Redis before the reset reached it: its denial describes the state before the reset
+    NearCache cache = new NearCache(100);
+    long sent = cache.resets();
+    cache.forget("k", policy, T1);
+    cache.remember("k", policy, 1, T2, denialAt(T2), sent);
+    assertThat(cache.answer("k", policy, 1, T2 + 1)).as("arriving after the reset").isNull();
+
+    NearCache early = new NearCache(100);
+    long sentEarly = early.resets();
+    early.remember("k", policy, 1, T2, denialAt(T2), sentEarly);
+    assertThat(early.answer("k", policy, 1, T2 + 1)).as("held before the reset").isNotNull();
+    early.forget("k", policy, T1);
+    assertThat(early.answer("k", policy, 1, T2 + 1)).as("arriving before the reset, replaced by it").isNull();
   }
 
   @Test
   void aNewerDenialIsAnsweredLocally() {
     NearCache cache = new NearCache(100);
     cache.forget("k", policy, T1);
-    cache.remember("k", policy, 1, T1, denialAt(T1));
+    cache.remember("k", policy, 1, T1, denialAt(T1), cache.resets()); // sent after the reset
     Decision local = cache.answer("k", policy, 1, T1 + 1_000_000L);
     assertThat(local).isNotNull();
     assertThat(local.allowed()).isFalse();
