@@ -96,10 +96,30 @@ final class RedisKeys {
     return prefix + ":{" + part(key) + "}:" + policyPart + ":" + policy.algorithm().shortName();
   }
 
-  /** The escaped (or hashed) form of one user-supplied part. */
+  /**
+   * The escaped (or hashed) form of one user-supplied part. A long part is hashed by its UTF-8
+   * bytes; one with a lone surrogate, which has no UTF-8 form (the encoder writes {@code ?} for it,
+   * so two such parts could share bytes), by its escaped form, marked {@code #u}: not hex, so the
+   * two kinds of hash never meet.
+   */
   static String part(String raw) {
     String escaped = escape(raw);
-    return escaped.length() <= MAX_PART ? escaped : "#" + sha256(raw);
+    if (escaped.length() <= MAX_PART) {
+      return escaped;
+    }
+    return hasLoneSurrogate(raw) ? "#u" + sha256(escaped) : "#" + sha256(raw);
+  }
+
+  private static boolean hasLoneSurrogate(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char ch = s.charAt(i);
+      if (Character.isHighSurrogate(ch) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(ch)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   static String escape(String raw) {

@@ -37,6 +37,21 @@ class RedisKeysTest {
     assertThat(RedisKeys.part("x".repeat(RedisKeys.MAX_PART))).isEqualTo("x".repeat(RedisKeys.MAX_PART));
   }
 
+  @Test
+  void longKeysWithALoneSurrogateDoNotShareAHash() throws Exception {
+    String lone = "a".repeat(RedisKeys.MAX_PART) + "\uD800";
+    String question = "a".repeat(RedisKeys.MAX_PART) + "?"; // what UTF-8 encoding makes of the lone surrogate
+    String escapedLone = "a".repeat(RedisKeys.MAX_PART) + "%D800"; // the lone one's escaped form, as a key
+    Set<String> parts = new HashSet<>(List.of(RedisKeys.part(lone), RedisKeys.part(question), RedisKeys.part(escapedLone)));
+    assertThat(parts).hasSize(3);
+    assertThat(RedisKeys.part(lone)).startsWith("#u").hasSize(66);
+    // a well-formed long key keeps the hash it always had: instances of two versions share its state
+    String pair = "k".repeat(RedisKeys.MAX_PART) + "\uD83D\uDD11";
+    byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+        .digest(pair.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    assertThat(RedisKeys.part(pair)).isEqualTo("#" + java.util.HexFormat.of().formatHex(digest));
+  }
+
   @ParameterizedTest
   @EnumSource(Algorithm.class)
   void everyKeyOfACheckSharesTheUserKeyAsHashTag(Algorithm algorithm) {
