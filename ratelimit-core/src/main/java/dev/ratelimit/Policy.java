@@ -27,7 +27,8 @@ import java.util.regex.Pattern;
  * <p>Limits of exact arithmetic: the window is a whole number of microseconds of at least 1 ms, and
  * for every algorithm but FIXED_WINDOW and SLIDING_LOG, capacity × window in microseconds is at most
  * 2<sup>52</sup> (about 52,000 per day or 1.25 million per hour), so that both backends, Java and
- * Lua, compute every decision exactly with the same integers.
+ * Lua, compute every decision exactly with the same integers. A SLIDING_LOG limit is at most
+ * {@link #MAX_SLIDING_LOG_LIMIT} (it logs every admitted unit).
  *
  * @param limit units admitted per window, at least 1
  * @param window the window, at least 1 ms, a whole number of microseconds
@@ -39,6 +40,9 @@ public record Policy(long limit, Duration window, Algorithm algorithm, long burs
 
   /** The largest capacity × window (µs) for the algorithms that need it to compute exactly. */
   public static final long MAX_CAPACITY_TIMES_WINDOW_MICROS = 1L << 52;
+
+  /** The largest limit of a {@link Algorithm#SLIDING_LOG} policy, which logs every admitted unit. */
+  public static final long MAX_SLIDING_LOG_LIMIT = Integer.MAX_VALUE;
 
   private static final Pattern LIMIT = Pattern.compile("\\s*(\\d{1,18})\\s*");
   private static final Pattern WINDOW = Pattern.compile("\\s*(\\d{0,12})\\s*(ms|s|m|h|d)\\s*");
@@ -56,6 +60,9 @@ public record Policy(long limit, Duration window, Algorithm algorithm, long burs
     Require.argument(window.compareTo(Duration.ofDays(365_000)) <= 0,
         "window must be at most 365,000 days, was %s", window);
     Require.argument(name != null && !name.isBlank(), "name must not be blank, was '%s'", name);
+    Require.argument(algorithm != Algorithm.SLIDING_LOG || limit <= MAX_SLIDING_LOG_LIMIT,
+        "SLIDING_LOG keeps every admitted unit of its window: limit must be at most %s, was %s; use "
+            + "Policy.of(limit, window, Algorithm.SLIDING_WINDOW) for larger limits", MAX_SLIDING_LOG_LIMIT, limit);
     if (algorithm != Algorithm.FIXED_WINDOW && algorithm != Algorithm.SLIDING_LOG) {
       long capacity = algorithm.usesBurst() ? burst : limit;
       long micros = micros(window);

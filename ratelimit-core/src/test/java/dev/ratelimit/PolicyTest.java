@@ -99,4 +99,14 @@ class PolicyTest {
     assertThatThrownBy(() -> daily.withAlgorithm(Algorithm.SLIDING_WINDOW))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit × window");
   }
+
+  @Test
+  void refusesASlidingLogLimitBeyondWhatItCanLog() {
+    assertThatThrownBy(() -> Policy.of(Policy.MAX_SLIDING_LOG_LIMIT + 1, Duration.ofHours(1), Algorithm.SLIDING_LOG))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("limit must be at most 2147483647, was 2147483648")
+        .hasMessageContaining("SLIDING_WINDOW");
+    assertThat(Policy.of(Policy.MAX_SLIDING_LOG_LIMIT, Duration.ofHours(1), Algorithm.SLIDING_LOG).limit())
+        .isEqualTo(Integer.MAX_VALUE);
+  }
 }
