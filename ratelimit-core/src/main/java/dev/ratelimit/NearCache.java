@@ -44,7 +44,8 @@ final class NearCache {
 
   /** The local answer to a check, or null when the backend must answer. */
   Decision answer(String key, Policy policy, long cost, long now) {
-    Entry entry = entries.getIfPresent(new Id(key, policy.name(), policy.algorithm()));
+    Id id = new Id(key, policy.name(), policy.algorithm());
+    Entry entry = entries.getIfPresent(id);
     if (entry == null || entry.state == null) {
       return null;
     }
@@ -52,17 +53,32 @@ final class NearCache {
     if (!entry.denies(policy, cost, t)) {
       return null;
     }
-    Decision decision = StateSnapshots.evaluate(policy, entry.state, t, cost);
-    return decision.allowed() ? null : decision;
+    Decision decision = evaluate(id, entry, policy, t, cost);
+    return decision == null || decision.allowed() ? null : decision;
+  }
+
+  /**
+   * The entry's snapshot evaluated, or null (and the entry dropped) when the snapshot is not one
+   * its algorithm reads: a backend's bug must not fail every later check of the key.
+   */
+  private Decision evaluate(Id id, Entry entry, Policy policy, long t, long cost) {
+    try {
+      return StateSnapshots.evaluate(policy, entry.state, t, cost);
+    } catch (RuntimeException e) {
+      entries.asMap().remove(id, entry);
+      return null;
+    }
   }
 
   /** The local answer to a multi-policy check, or null when the backend must answer. */
   MultiDecision answerAll(String key, List<Policy> policies, long cost, long now) {
     Entry[] found = new Entry[policies.size()];
+    Id[] ids = new Id[policies.size()];
     boolean denier = false;
     for (int i = 0; i < found.length; i++) {
       Policy policy = policies.get(i);
-      found[i] = entries.getIfPresent(new Id(key, policy.name(), policy.algorithm()));
+      ids[i] = new Id(key, policy.name(), policy.algorithm());
+      found[i] = entries.getIfPresent(ids[i]);
       if (found[i] == null || found[i].state == null || !found[i].policy.equals(policy)
           || now + found[i].offset < found[i].takenAt) {
         return null;
@@ -75,7 +91,10 @@ final class NearCache {
     List<Decision> decisions = new ArrayList<>(found.length);
     boolean anyDenied = false;
     for (int i = 0; i < found.length; i++) {
-      Decision d = StateSnapshots.evaluate(policies.get(i), found[i].state, now + found[i].offset, cost);
+      Decision d = evaluate(ids[i], found[i], policies.get(i), now + found[i].offset, cost);
+      if (d == null) {
+        return null;
+      }
       anyDenied |= !d.allowed();
       decisions.add(d);
     }

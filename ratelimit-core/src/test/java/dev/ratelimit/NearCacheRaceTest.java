@@ -55,6 +55,16 @@ class NearCacheRaceTest {
   }
 
   @Test
+  void aSnapshotItsAlgorithmCannotReadIsDroppedNotThrown() {
+    NearCache cache = new NearCache(100);
+    Evaluation broken = new Evaluation(Decision.denied(policy, 0, 30_000_000L, 60_000_000L), new long[1], T1);
+    cache.remember("k", policy, 1, T1, broken, cache.resets()); // a custom backend's bug: GCRA needs two numbers
+    assertThat(cache.answer("k", policy, 1, T1 + 1)).as("the backend answers instead").isNull();
+    assertThat(cache.answerAll("k", java.util.List.of(policy), 1, T1 + 1)).isNull();
+    assertThat(cache.size()).as("dropped").isZero();
+  }
+
+  @Test
   void aNewerDenialIsAnsweredLocally() {
     NearCache cache = new NearCache(100);
     cache.forget("k", policy, T1);
