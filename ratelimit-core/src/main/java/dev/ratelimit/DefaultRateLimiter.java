@@ -443,6 +443,9 @@ final class DefaultRateLimiter implements RateLimiter {
    * (already reported).
    */
   private <T> T call(Supplier<CompletionStage<T>> backendCall, long startNanos, long deadline) {
+    if (deadline - System.nanoTime() <= 0) {
+      return null; // checkAll's second call after a first that took the whole timeout: never sent, as a queued check
+    }
     long permit = breaker.tryAcquire();
     if (permit == CircuitBreaker.REFUSED) {
       return null;

@@ -15,7 +15,7 @@ import java.util.function.Supplier;
  * throwing, failing the stage, answering null, or never answering until the test says so.
  */
 final class ControllableBackend implements Backend {
-  enum Mode { OK, THROW, FAIL_STAGE, NULL, HANG }
+  enum Mode { OK, THROW, FAIL_STAGE, NULL, HANG, SLOW }
 
   static final RuntimeException DOWN = new IllegalStateException("backend down");
 
@@ -25,6 +25,8 @@ final class ControllableBackend implements Backend {
   final Queue<Mode> next = new ConcurrentLinkedQueue<>();
   final AtomicInteger checkCalls = new AtomicInteger();
   final AtomicInteger checkAllCalls = new AtomicInteger();
+  /** How long a {@link Mode#SLOW} call takes before it answers, in the caller's thread (ms of real time). */
+  volatile long slowMillis = 100;
   /** Answers held back by {@link Mode#HANG}: completing one lets the call finish. */
   final Queue<Runnable> held = new ConcurrentLinkedQueue<>();
 
@@ -51,6 +53,13 @@ final class ControllableBackend implements Backend {
         });
       case NULL:
         return CompletableFuture.completedFuture(null);
+      case SLOW:
+        try {
+          Thread.sleep(slowMillis);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return CompletableFuture.completedFuture(ok.get());
       case HANG:
         CompletableFuture<T> f = new CompletableFuture<>();
         held.add(() -> f.complete(ok.get()));

@@ -103,6 +103,21 @@ class ShadowModeTest {
   }
 
   @Test
+  void noSecondCallIsSentOnceTheTimeoutHasPassed() {
+    try (RateLimiter limiter = builder().timeout(Duration.ofMillis(50)).build()) {
+      limiter.checkAll("k", List.of(enforced, shadow), 2); // api 8, new-limit 0
+      backend.slowMillis = 100; // real time: the timeout is measured on System.nanoTime
+      backend.next.add(ControllableBackend.Mode.SLOW); // answers, but after the whole timeout
+      MultiDecision m = limiter.checkAll("k", List.of(enforced, shadow), 1);
+      assertThat(backend.checkAllCalls).as("the enforced policies' call was not sent").hasValue(2);
+      assertThat(m.allowed()).as("FAIL_OPEN decided").isTrue();
+      assertThat(m.decisions().get(0).isDegraded()).isTrue();
+      assertThat(limiter.inspect("k", enforced).remaining()).as("nothing consumed by the failure mode's answer")
+          .isEqualTo(8);
+    }
+  }
+
+  @Test
   void checkAllDeniedByAnEnforcedPolicyStaysDeniedAndNamesIt() {
     Policy strict = Policy.of(1, Duration.ofMinutes(1)).withName("strict");
     Policy slowShadow = Policy.of(1, Duration.ofHours(1)).withName("new-limit");
