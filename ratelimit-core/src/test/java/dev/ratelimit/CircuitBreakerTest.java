@@ -46,6 +46,18 @@ class CircuitBreakerTest {
     nanos.addAndGet(d.toNanos());
   }
 
+  /** Opens the circuit of a threshold-1 limiter, lets the cool-down pass and starts a probe that hangs. */
+  private CompletableFuture<Decision> slowProbe(RateLimiter limiter) {
+    backend.mode = Mode.THROW;
+    limiter.check("k", policy);
+    assertThat(state(limiter)).isEqualTo(CircuitState.OPEN);
+    advance(COOL_DOWN);
+    backend.mode = Mode.HANG; // the probe is slow
+    CompletableFuture<Decision> probe = limiter.checkAsync("k", policy, 1).toCompletableFuture();
+    assertThat(state(limiter)).isEqualTo(CircuitState.HALF_OPEN);
+    return probe;
+  }
+
   @Test
   void opensAfterNFailuresInARowSkipsTheBackendThenProbesAndCloses() {
     try (RateLimiter limiter = limiter(3)) {
@@ -126,13 +138,7 @@ class CircuitBreakerTest {
   @Timeout(10)
   void halfOpenLetsOneProbeThroughAtATime() throws Exception {
     try (RateLimiter limiter = limiter(1)) {
-      backend.mode = Mode.THROW;
-      limiter.check("k", policy);
-      assertThat(state(limiter)).isEqualTo(CircuitState.OPEN);
-      advance(COOL_DOWN);
-      backend.mode = Mode.HANG; // the probe is slow
-      CompletableFuture<Decision> probe = limiter.checkAsync("k", policy, 1).toCompletableFuture();
-      assertThat(state(limiter)).isEqualTo(CircuitState.HALF_OPEN);
+      CompletableFuture<Decision> probe = slowProbe(limiter);
       assertThat(probe).isNotDone();
       backend.mode = Mode.OK;
       for (int i = 0; i < 5; i++) {
@@ -153,12 +159,7 @@ class CircuitBreakerTest {
   @Timeout(10)
   void aProbeWhoseCallerGaveUpStillReportsItsAnswer() throws Exception {
     try (RateLimiter limiter = limiter(1)) {
-      backend.mode = Mode.THROW;
-      limiter.check("k", policy);
-      advance(COOL_DOWN);
-      backend.mode = Mode.HANG;
-      CompletableFuture<Decision> probe = limiter.checkAsync("k", policy, 1).toCompletableFuture();
-      assertThat(state(limiter)).isEqualTo(CircuitState.HALF_OPEN);
+      CompletableFuture<Decision> probe = slowProbe(limiter);
       probe.cancel(false); // the caller gives up (a reactive cancel, an orTimeout of its own)
       backend.mode = Mode.OK;
       backend.releaseHeld(); // the backend answers after all
