@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.spi.Evaluation;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Answers arrive out of order: an older denial must never replace a newer allowed answer or reset. */
@@ -60,7 +61,7 @@ class NearCacheRaceTest {
     Evaluation broken = new Evaluation(Decision.denied(policy, 0, 30_000_000L, 60_000_000L), new long[1], T1);
     cache.remember("k", policy, 1, T1, broken, cache.resets()); // a custom backend's bug: GCRA needs two numbers
     assertThat(cache.answer("k", policy, 1, T1 + 1)).as("the backend answers instead").isNull();
-    assertThat(cache.answerAll("k", java.util.List.of(policy), 1, T1 + 1)).isNull();
+    assertThat(cache.answerAll("k", List.of(policy), 1, T1 + 1)).isNull();
     assertThat(cache.size()).as("dropped").isZero();
   }
 

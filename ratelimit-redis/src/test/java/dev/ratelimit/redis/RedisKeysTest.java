@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Policy;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -47,9 +50,9 @@ class RedisKeysTest {
     assertThat(RedisKeys.part(lone)).startsWith("#u").hasSize(66);
     // a well-formed long key keeps the hash it always had: instances of two versions share its state
     String pair = "k".repeat(RedisKeys.MAX_PART) + "\uD83D\uDD11";
-    byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
-        .digest(pair.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-    assertThat(RedisKeys.part(pair)).isEqualTo("#" + java.util.HexFormat.of().formatHex(digest));
+    byte[] digest = MessageDigest.getInstance("SHA-256")
+        .digest(pair.getBytes(StandardCharsets.UTF_8));
+    assertThat(RedisKeys.part(pair)).isEqualTo("#" + HexFormat.of().formatHex(digest));
   }
 
   @ParameterizedTest
