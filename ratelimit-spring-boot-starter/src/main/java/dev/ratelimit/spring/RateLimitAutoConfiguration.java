@@ -22,6 +22,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.ClassUtils;
 import org.springframework.context.annotation.EnableAspectJAutoProxy;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Conditional;
@@ -190,12 +191,42 @@ public class RateLimitAutoConfiguration {
           RateLimitResponses.writeDenied(response, decision.decisions(), headers);
         });
       }
+      requirePrincipalKnown(properties);
       rules(properties, policies).forEach(builder::rule);
       RateLimitFilter filter = builder.build();
       policies.onUpdate(updated -> filter.replaceRules(rules(properties, updated)));
       FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
       registration.setOrder(properties.getFilter().getOrder());
       return registration;
+    }
+
+    /** Spring Security's filter chain, and the order Spring Boot gives it. */
+    private static final String SECURITY_FILTER_CHAIN = "org.springframework.security.web.FilterChainProxy";
+    private static final int SECURITY_FILTER_ORDER = -100;
+
+    /**
+     * Refuses a rule that uses {@code #principal} when the filter runs before Spring Security (the
+     * default): Spring Security sets the principal in its own filter, so every request would have
+     * none and share one bucket.
+     */
+    private static void requirePrincipalKnown(RateLimitProperties properties) {
+      int order = properties.getFilter().getOrder();
+      if (order > SECURITY_FILTER_ORDER
+          || !ClassUtils.isPresent(SECURITY_FILTER_CHAIN, RateLimitAutoConfiguration.class.getClassLoader())) {
+        return;
+      }
+      List<RateLimitProperties.Rule> rules = properties.getFilter().getRules();
+      for (int i = 0; i < rules.size(); i++) {
+        RateLimitProperties.Rule rule = rules.get(i);
+        String expression = (rule.getKey() == null ? "" : rule.getKey()) + " " + (rule.getCost() == null ? "" : rule.getCost());
+        if (expression.contains("#principal")) {
+          throw new IllegalArgumentException("ratelimit.filter.rules[" + i + "] uses #principal, but the filter runs "
+              + "before Spring Security (ratelimit.filter.order=" + order + "), which sets the principal: every "
+              + "request would have none. Set ratelimit.filter.order above " + SECURITY_FILTER_ORDER
+              + " to run after Spring Security (requests it answers itself, such as its login, are then not "
+              + "limited by the filter), or key the rule otherwise");
+        }
+      }
     }
 
     private static List<RateLimitRule> rules(RateLimitProperties properties, PolicyRegistry policies) {

@@ -418,8 +418,16 @@ public class RateLimitProperties {
     /** Whether every matching rule applies (true) or only the first (false). */
     private boolean matchAll = false;
 
-    /** The filter's order among servlet filters. */
-    private int order = 0;
+    /**
+     * The filter's order among servlet filters. The default, -101, runs it just before Spring
+     * Security's filter chain (-100), so that requests Spring Security answers itself (its form
+     * login, a failed basic login, an unauthenticated request) are limited too; {@code #principal}
+     * is then not yet known. Above -100 the filter runs after Spring Security.
+     */
+    private int order = DEFAULT_FILTER_ORDER;
+
+    /** Just before Spring Security's filter chain ({@code SecurityProperties.DEFAULT_FILTER_ORDER}, -100). */
+    public static final int DEFAULT_FILTER_ORDER = -101;
 
     /** The rules, evaluated in order. */
     private List<Rule> rules = new ArrayList<>();
