@@ -9,8 +9,8 @@ import tools.jackson.databind.cfg.CoercionInputShape;
 import tools.jackson.databind.type.LogicalType;
 
 /**
- * JSON as the OpenAPI document types it: {@code "cost": 1.5}, {@code "cost": "3"} and
- * {@code "key": 42} are 400s naming the field, not silently truncated or converted. (Unknown
+ * JSON as the OpenAPI document types it: {@code "cost": 1.5}, {@code "cost": "3"}, {@code "cost": ""}
+ * and {@code "key": 42} are 400s naming the field, not silently truncated, converted or dropped. (Unknown
  * fields are refused by {@code spring.jackson.deserialization.fail-on-unknown-properties}.)
  */
 @Configuration(proxyBeanMethods = false)
@@ -21,6 +21,8 @@ class StrictJson {
     return builder -> builder
         .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
         .withCoercionConfig(LogicalType.Integer, config -> config
+            .setAcceptBlankAsEmpty(false) // "" and "  " are strings too, not a missing cost
+            .setCoercion(CoercionInputShape.EmptyString, CoercionAction.Fail)
             .setCoercion(CoercionInputShape.String, CoercionAction.Fail)
             .setCoercion(CoercionInputShape.Float, CoercionAction.Fail)
             .setCoercion(CoercionInputShape.Boolean, CoercionAction.Fail))

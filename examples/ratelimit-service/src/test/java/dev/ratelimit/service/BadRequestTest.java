@@ -39,6 +39,8 @@ class BadRequestTest {
       "{\"key\":\"k\",\"policy\":\"login\",\"cost\":\"two\"}    | cost        | wrong type",
       "{\"key\":\"k\",\"policy\":\"login\",\"cost\":\"3\"}      | cost        | wrong type",
       "{\"key\":\"k\",\"policy\":\"login\",\"cost\":1.5}        | cost        | wrong type",
+      "{\"key\":\"k\",\"policy\":\"login\",\"cost\":\"\"}       | cost        | wrong type",
+      "{\"key\":\"k\",\"policy\":\"login\",\"cost\":\"  \"}     | cost        | wrong type",
       "{\"key\":42,\"policy\":\"login\"}                          | key         | wrong type",
       "{\"key\":\"   \",\"policy\":\"login\"}                   | key         | key is required",
       "{\"policy\":\"login\"}                                   | key         | key is required",
