@@ -3,6 +3,7 @@ package dev.ratelimit.service;
 import org.springframework.boot.jackson.autoconfigure.JsonMapperBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import tools.jackson.core.StreamReadFeature;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.cfg.CoercionAction;
 import tools.jackson.databind.cfg.CoercionInputShape;
@@ -19,6 +20,7 @@ class StrictJson {
   @Bean
   JsonMapperBuilderCustomizer strictRequestTypes() {
     return builder -> builder
+        .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION) // {"cost":5,"cost":1} is not cost 1
         .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
         .withCoercionConfig(LogicalType.Integer, config -> config
             .setAcceptBlankAsEmpty(false) // "" and "  " are strings too, not a missing cost

@@ -46,6 +46,7 @@ class BadRequestTest {
       "{\"policy\":\"login\"}                                   | key         | key is required",
       "{\"key\":\"\",\"policy\":\"login\"}                      | key         | key is required",
       "{\"key\":\"k\",\"polcy\":\"login\"}                      | polcy       | unknown field 'polcy'",
+      "{\"key\":\"k\",\"policy\":\"login\",\"cost\":5,\"cost\":1} | body        | malformed JSON",
       "{\"key\":                                                | body        | malformed JSON",
       "[1,2]                                                    | body        | must be a JSON object",
       "''                                                       | body        | JSON object is required",
