@@ -182,7 +182,7 @@ final class DefaultRateLimiter implements RateLimiter {
       if (nearCache == null) {
         d = backend.check(key, policy, cost, now);
       } else {
-        long resets = nearCache.resets();
+        long resets = nearCache.resets(key);
         Evaluation e = backend.evaluate(key, policy, cost, now);
         nearCache.remember(key, policy, cost, now, e, resets);
         d = e.decision();
@@ -231,7 +231,13 @@ final class DefaultRateLimiter implements RateLimiter {
     // finish runs when the call ends even if the caller has cancelled or completed its stage (a
     // dependent stage's function would then be skipped, and the breaker's permit never given back)
     CompletableFuture<Decision> result = new CompletableFuture<>();
-    bounded.whenComplete((d, e) -> result.complete(finish(permit, start, answer, e, key, policy, cost, now)));
+    bounded.whenComplete((d, e) -> {
+      try {
+        result.complete(finish(permit, start, answer, e, key, policy, cost, now));
+      } catch (Throwable t) { // finish never throws; should it (an Error), the caller must not wait forever
+        result.completeExceptionally(t);
+      }
+    });
     return result;
   }
 
@@ -279,7 +285,11 @@ final class DefaultRateLimiter implements RateLimiter {
     MultiDecision local = nearCache == null ? null : nearCache.answerAll(key, ps, cost, now);
     Judged first = local != null ? Judged.of(local, Source.NEAR_CACHE) : backendAll(key, ps, cost, now, start, deadline);
     return resolve(ps, first,
-        enforced -> backendAll(key, enforced, cost, now, System.nanoTime(), deadline),
+        // the enforced policies again; not sent once the first call has used the whole timeout (it
+        // could consume while the failure mode decides), as a queued check past its deadline is not
+        enforced -> deadline - System.nanoTime() > 0
+            ? backendAll(key, enforced, cost, now, System.nanoTime(), deadline)
+            : failedAll(key, enforced, cost, now),
         enforced -> failedAll(key, enforced, cost, now));
   }
 
@@ -287,7 +297,7 @@ final class DefaultRateLimiter implements RateLimiter {
   private Judged backendAll(String key, List<Policy> policies, long cost, long now, long start, long deadline) {
     MultiDecision m = nearCache != null
         ? call(() -> {
-          long resets = nearCache.resets();
+          long resets = nearCache.resets(key);
           return future(backend.evaluateAllAsync(key, policies, cost, now)).thenApply(e -> {
             nearCache.rememberAll(key, policies, cost, now, e, resets);
             return e.decision();
@@ -430,7 +440,7 @@ final class DefaultRateLimiter implements RateLimiter {
     if (nearCache == null) {
       return backend.checkAsync(key, policy, cost, now);
     }
-    long resets = nearCache.resets();
+    long resets = nearCache.resets(key);
     return future(backend.evaluateAsync(key, policy, cost, now)).thenApply(e -> {
       nearCache.remember(key, policy, cost, now, e, resets);
       return e.decision();
@@ -443,9 +453,6 @@ final class DefaultRateLimiter implements RateLimiter {
    * (already reported).
    */
   private <T> T call(Supplier<CompletionStage<T>> backendCall, long startNanos, long deadline) {
-    if (deadline - System.nanoTime() <= 0) {
-      return null; // checkAll's second call after a first that took the whole timeout: never sent, as a queued check
-    }
     long permit = breaker.tryAcquire();
     if (permit == CircuitBreaker.REFUSED) {
       return null;

@@ -9,7 +9,7 @@ import dev.ratelimit.spi.MultiEvaluation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * Answers hot denied keys locally, exactly (ARCHITECTURE §6). A denial at {@code t} with
@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * (its state moved); an answer older than the entry it would replace is ignored, so a denial that
  * was in flight during a newer allowed answer never comes back. A reset replaces the entry with a
  * marker whatever its time, and a denial from a call sent before a reset (which Redis may have
- * answered before the reset reached it) is not kept: calls note {@link #resets()} when they go out.
+ * answered before the reset reached it) is not kept: calls note {@link #resets(String)} when they go out.
  * Entries are bounded in number and live no longer than their denial (measured in real time,
  * capped at an hour). A policy whose numbers changed never matches an entry of the old ones.
  */
@@ -31,8 +31,9 @@ final class NearCache {
   private static final long MAX_LIFETIME_NANOS = Duration.ofHours(1).toNanos();
 
   private final Cache<Id, Entry> entries;
-  /** Resets made through this limiter, counted before each one's marker goes in. */
-  private final AtomicLong resets = new AtomicLong();
+  /** Resets made through this limiter, by stripe of the key, counted before each one's marker goes in. */
+  private final AtomicLongArray resets = new AtomicLongArray(RESET_STRIPES);
+  private static final int RESET_STRIPES = 64;
 
   NearCache(long maximumEntries) {
     this.entries = Caffeine.newBuilder()
@@ -101,23 +102,34 @@ final class NearCache {
     return anyDenied ? new MultiDecision(false, decisions) : null;
   }
 
-  /** The resets so far: noted before a backend call, handed back with its answer to {@link #remember}. */
-  long resets() {
-    return resets.get();
+  /**
+   * The resets so far of keys that share {@code key}'s stripe: noted before a backend call, handed
+   * back with its answer to {@link #remember}. Striped by key, so that resets of other keys seldom
+   * cost an in-flight denial its place.
+   */
+  long resets(String key) {
+    return resets.get(stripe(key));
+  }
+
+  private static int stripe(String key) {
+    int h = key.hashCode();
+    return (h ^ (h >>> 16)) & (RESET_STRIPES - 1);
   }
 
   /**
-   * Learns from the backend's answer to a check sent when {@link #resets()} was {@code resetsBefore};
-   * a denial is not kept when a reset came since (it may describe the state before the reset).
+   * Learns from the backend's answer to a check sent when {@link #resets(String)} was {@code
+   * resetsBefore}; a denial is not kept when a reset of the key may have come since (it may describe
+   * the state before the reset).
    */
   void remember(String key, Policy policy, long cost, long now, Evaluation evaluation, long resetsBefore) {
     Id id = new Id(key, policy.name(), policy.algorithm());
     Decision decision = evaluation.decision();
     long t = evaluation.nowMicros();
-    if (decision.allowed() || evaluation.state() == null || resetsBefore != resets.get()) {
-      store(id, Entry.cleared(policy, t, t - now));
+    if (decision.allowed() || evaluation.state() == null) {
+      store(id, Entry.cleared(policy, t, t - now), resetsBefore);
     } else {
-      store(id, new Entry(policy, evaluation.state(), t, t + micros(decision.retryAfter()), cost, t - now));
+      store(id, new Entry(policy, evaluation.state(), t, t + micros(decision.retryAfter()), cost, t - now),
+          resetsBefore);
     }
   }
 
@@ -125,18 +137,17 @@ final class NearCache {
   void rememberAll(String key, List<Policy> policies, long cost, long now, MultiEvaluation evaluation,
       long resetsBefore) {
     List<Decision> decisions = evaluation.decision().decisions();
-    boolean resetSince = resetsBefore != resets.get();
     for (int i = 0; i < policies.size(); i++) {
       Policy policy = policies.get(i);
       Id id = new Id(key, policy.name(), policy.algorithm());
       long[] state = evaluation.states() == null ? null : evaluation.states().get(i);
       long t = evaluation.nowMicros();
-      if (evaluation.decision().allowed() || state == null || resetSince) {
-        store(id, Entry.cleared(policy, t, t - now));
+      if (evaluation.decision().allowed() || state == null) {
+        store(id, Entry.cleared(policy, t, t - now), resetsBefore);
       } else {
         Decision d = decisions.get(i);
         long deniedUntil = d.allowed() ? Long.MIN_VALUE : t + micros(d.retryAfter());
-        store(id, new Entry(policy, state, t, deniedUntil, cost, t - now));
+        store(id, new Entry(policy, state, t, deniedUntil, cost, t - now), resetsBefore);
       }
     }
   }
@@ -146,7 +157,7 @@ final class NearCache {
    * entry's time, and denials of calls already under way are not kept when they come back.
    */
   void forget(String key, Policy policy, long now) {
-    resets.incrementAndGet(); // first: a denial arriving after the marker must see it
+    resets.incrementAndGet(stripe(key)); // first: a denial stored after this sees it (see store)
     Id id = new Id(key, policy.name(), policy.algorithm());
     Entry current = entries.getIfPresent(id);
     long offset = current == null ? 0 : current.offset;
@@ -156,9 +167,18 @@ final class NearCache {
         (old, fresh) -> old.takenAt > fresh.takenAt ? Entry.cleared(policy, old.takenAt, offset) : fresh);
   }
 
-  /** Puts {@code entry} unless the entry there now was made at a later time: answers can race. */
-  private void store(Id id, Entry entry) {
-    entries.asMap().merge(id, entry, (old, fresh) -> fresh.takenAt >= old.takenAt ? fresh : old);
+  /**
+   * Puts {@code entry} unless the entry there now was made at a later time (answers can race); a
+   * denial becomes a marker when a reset of its key came after its call went out. Decided inside
+   * the map's atomic compute, as {@link #forget} writes, so that a reset cannot slip between the
+   * look at the count and the write.
+   */
+  private void store(Id id, Entry entry, long resetsBefore) {
+    entries.asMap().compute(id, (k, old) -> {
+      Entry fresh = entry.state != null && resets.get(stripe(id.key())) != resetsBefore
+          ? Entry.cleared(entry.policy, entry.takenAt, entry.offset) : entry;
+      return old == null || fresh.takenAt >= old.takenAt ? fresh : old;
+    });
   }
 
   /** The number of entries held (approximate). */

@@ -41,8 +41,11 @@ public record Policy(long limit, Duration window, Algorithm algorithm, long burs
   /** The largest capacity × window (µs) for the algorithms that need it to compute exactly. */
   public static final long MAX_CAPACITY_TIMES_WINDOW_MICROS = 1L << 52;
 
-  /** The largest limit of a {@link Algorithm#SLIDING_LOG} policy, which logs every admitted unit. */
-  public static final long MAX_SLIDING_LOG_LIMIT = Integer.MAX_VALUE;
+  /**
+   * The largest limit of a {@link Algorithm#SLIDING_LOG} policy, which logs every admitted unit (in
+   * memory, in an array that grows by powers of two).
+   */
+  public static final long MAX_SLIDING_LOG_LIMIT = 1L << 30;
 
   private static final Pattern LIMIT = Pattern.compile("\\s*(\\d{1,18})\\s*");
   private static final Pattern WINDOW = Pattern.compile("\\s*(\\d{0,12})\\s*(ms|s|m|h|d)\\s*");

@@ -23,15 +23,15 @@ class NearCacheRaceTest {
   void anOlderDenialDoesNotReplaceANewerAllowedAnswer() {
     NearCache cache = new NearCache(100);
     cache.remember("k", policy, 1, T2, new Evaluation(Decision.allowed(policy, 0, 60_000_000L, 0), new long[0], T2),
-        cache.resets());
-    cache.remember("k", policy, 1, T1, denialAt(T1), cache.resets());
+        cache.resets("k"));
+    cache.remember("k", policy, 1, T1, denialAt(T1), cache.resets("k"));
     assertThat(cache.answer("k", policy, 1, T2 + 1)).isNull();
   }
 
   @Test
   void anOlderDenialDoesNotOutliveAReset() {
     NearCache cache = new NearCache(100);
-    long sent = cache.resets();
+    long sent = cache.resets("k");
     cache.forget("k", policy, T2);
     cache.remember("k", policy, 1, T1, denialAt(T1), sent);
     assertThat(cache.answer("k", policy, 1, T2 + 1)).isNull();
@@ -42,13 +42,13 @@ class NearCacheRaceTest {
     // the reset read the clock at T1 before its round trip; a check that read it later (T2) was
     // answered by Redis before the reset reached it: its denial describes the state before the reset
     NearCache cache = new NearCache(100);
-    long sent = cache.resets();
+    long sent = cache.resets("k");
     cache.forget("k", policy, T1);
     cache.remember("k", policy, 1, T2, denialAt(T2), sent);
     assertThat(cache.answer("k", policy, 1, T2 + 1)).as("arriving after the reset").isNull();
 
     NearCache early = new NearCache(100);
-    long sentEarly = early.resets();
+    long sentEarly = early.resets("k");
     early.remember("k", policy, 1, T2, denialAt(T2), sentEarly);
     assertThat(early.answer("k", policy, 1, T2 + 1)).as("held before the reset").isNotNull();
     early.forget("k", policy, T1);
@@ -59,7 +59,7 @@ class NearCacheRaceTest {
   void aSnapshotItsAlgorithmCannotReadIsDroppedNotThrown() {
     NearCache cache = new NearCache(100);
     Evaluation broken = new Evaluation(Decision.denied(policy, 0, 30_000_000L, 60_000_000L), new long[1], T1);
-    cache.remember("k", policy, 1, T1, broken, cache.resets()); // a custom backend's bug: GCRA needs two numbers
+    cache.remember("k", policy, 1, T1, broken, cache.resets("k")); // a custom backend's bug: GCRA needs two numbers
     assertThat(cache.answer("k", policy, 1, T1 + 1)).as("the backend answers instead").isNull();
     assertThat(cache.answerAll("k", List.of(policy), 1, T1 + 1)).isNull();
     assertThat(cache.size()).as("dropped").isZero();
@@ -69,7 +69,7 @@ class NearCacheRaceTest {
   void aNewerDenialIsAnsweredLocally() {
     NearCache cache = new NearCache(100);
     cache.forget("k", policy, T1);
-    cache.remember("k", policy, 1, T1, denialAt(T1), cache.resets()); // sent after the reset
+    cache.remember("k", policy, 1, T1, denialAt(T1), cache.resets("k")); // sent after the reset
     Decision local = cache.answer("k", policy, 1, T1 + 1_000_000L);
     assertThat(local).isNotNull();
     assertThat(local.allowed()).isFalse();

@@ -104,9 +104,9 @@ class PolicyTest {
   void refusesASlidingLogLimitBeyondWhatItCanLog() {
     assertThatThrownBy(() -> Policy.of(Policy.MAX_SLIDING_LOG_LIMIT + 1, Duration.ofHours(1), Algorithm.SLIDING_LOG))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("limit must be at most 2147483647, was 2147483648")
+        .hasMessageContaining("limit must be at most 1073741824, was 1073741825")
         .hasMessageContaining("SLIDING_WINDOW");
     assertThat(Policy.of(Policy.MAX_SLIDING_LOG_LIMIT, Duration.ofHours(1), Algorithm.SLIDING_LOG).limit())
-        .isEqualTo(Integer.MAX_VALUE);
+        .isEqualTo(1L << 30);
   }
 }

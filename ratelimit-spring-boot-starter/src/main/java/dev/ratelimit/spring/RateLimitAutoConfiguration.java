@@ -23,6 +23,7 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.util.ClassUtils;
+import org.springframework.core.env.Environment;
 import org.springframework.context.annotation.EnableAspectJAutoProxy;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Conditional;
@@ -177,7 +178,8 @@ public class RateLimitAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "rateLimitFilter")
     FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimiter limiter, PolicyRegistry policies,
-        RateLimitProperties properties, HeaderOptions headers, ObjectProvider<DenialLog> denials) {
+        RateLimitProperties properties, HeaderOptions headers, ObjectProvider<DenialLog> denials,
+        Environment environment) {
       RateLimitFilter.Builder builder = RateLimitFilter.builder(limiter)
           .matchAll(properties.getFilter().isMatchAll())
           .trustedProxies(properties.getTrustedProxies())
@@ -191,7 +193,7 @@ public class RateLimitAutoConfiguration {
           RateLimitResponses.writeDenied(response, decision.decisions(), headers);
         });
       }
-      requirePrincipalKnown(properties);
+      requirePrincipalKnown(properties, environment);
       rules(properties, policies).forEach(builder::rule);
       RateLimitFilter filter = builder.build();
       policies.onUpdate(updated -> filter.replaceRules(rules(properties, updated)));
@@ -200,18 +202,22 @@ public class RateLimitAutoConfiguration {
       return registration;
     }
 
-    /** Spring Security's filter chain, and the order Spring Boot gives it. */
+    /** Spring Security's filter chain, and the property and default of the order Spring Boot gives it. */
     private static final String SECURITY_FILTER_CHAIN = "org.springframework.security.web.FilterChainProxy";
-    private static final int SECURITY_FILTER_ORDER = -100;
+    private static final String SECURITY_FILTER_ORDER = "spring.security.filter.order";
+    /** What Spring Security sets in its filter: the principal, and the request's view of the user. */
+    private static final java.util.regex.Pattern USER = java.util.regex.Pattern.compile(
+        "#principal\\b|#request\\s*\\.\\s*(remoteUser|userPrincipal|authType)\\b");
 
     /**
-     * Refuses a rule that uses {@code #principal} when the filter runs before Spring Security (the
-     * default): Spring Security sets the principal in its own filter, so every request would have
-     * none and share one bucket.
+     * Refuses a rule that reads the user ({@code #principal}, {@code #request.remoteUser} ...)
+     * when the filter runs before Spring Security (the default): Spring Security sets the user in
+     * its own filter, so every request would have none and share one bucket.
      */
-    private static void requirePrincipalKnown(RateLimitProperties properties) {
+    private static void requirePrincipalKnown(RateLimitProperties properties, Environment environment) {
       int order = properties.getFilter().getOrder();
-      if (order > SECURITY_FILTER_ORDER
+      int securityOrder = environment.getProperty(SECURITY_FILTER_ORDER, Integer.class, -100);
+      if (order > securityOrder
           || !ClassUtils.isPresent(SECURITY_FILTER_CHAIN, RateLimitAutoConfiguration.class.getClassLoader())) {
         return;
       }
@@ -219,12 +225,12 @@ public class RateLimitAutoConfiguration {
       for (int i = 0; i < rules.size(); i++) {
         RateLimitProperties.Rule rule = rules.get(i);
         String expression = (rule.getKey() == null ? "" : rule.getKey()) + " " + (rule.getCost() == null ? "" : rule.getCost());
-        if (expression.contains("#principal")) {
-          throw new IllegalArgumentException("ratelimit.filter.rules[" + i + "] uses #principal, but the filter runs "
-              + "before Spring Security (ratelimit.filter.order=" + order + "), which sets the principal: every "
-              + "request would have none. Set ratelimit.filter.order above " + SECURITY_FILTER_ORDER
-              + " to run after Spring Security (requests it answers itself, such as its login, are then not "
-              + "limited by the filter), or key the rule otherwise");
+        if (USER.matcher(expression).find()) {
+          throw new IllegalArgumentException("ratelimit.filter.rules[" + i + "] reads the user (#principal or "
+              + "#request's user), but the filter runs before Spring Security (ratelimit.filter.order=" + order
+              + ", Spring Security's " + securityOrder + "), which sets it: every request would have none. Set "
+              + "ratelimit.filter.order above " + securityOrder + " to run after Spring Security (requests it "
+              + "answers itself, such as its login, are then not limited by the filter), or key the rule otherwise");
         }
       }
     }

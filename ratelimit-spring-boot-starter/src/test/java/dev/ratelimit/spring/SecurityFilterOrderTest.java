@@ -91,8 +91,10 @@ class SecurityFilterOrderTest {
   @Test
   void aRuleKeyedByThePrincipalMustRunAfterSpringSecurity() {
     assertThatThrownBy(() -> start("ratelimit.filter.rules[0].key=#principal").close())
-        .hasStackTraceContaining("ratelimit.filter.rules[0] uses #principal")
+        .hasStackTraceContaining("ratelimit.filter.rules[0] reads the user")
         .hasStackTraceContaining("ratelimit.filter.order above -100");
+    assertThatThrownBy(() -> start("ratelimit.filter.rules[0].key=#request.remoteUser ?: #clientIp").close())
+        .hasStackTraceContaining("ratelimit.filter.rules[0] reads the user");
     try (ConfigurableApplicationContext app = start("ratelimit.filter.rules[0].key=#principal",
         "ratelimit.filter.order=10")) {
       assertThat(app.isRunning()).as("after Spring Security the principal is known").isTrue();
