@@ -138,6 +138,7 @@ final class FilterEngine {
     request.setAttribute(appliedAttribute, Boolean.TRUE);
     String path = Matching.pathWithinApplication(request);
     String method = request.getMethod();
+    boolean preflight = Matching.isCorsPreflight(request);
     PathContainer container = Matching.container(path);
     PathContainer withoutSlash = path.length() > 1 && path.endsWith("/")
         ? Matching.container(path.substring(0, path.length() - 1)) : null;
@@ -145,7 +146,7 @@ final class FilterEngine {
     List<Matching.CompiledRule> matched = new ArrayList<>(2);
     List<Map<String, String>> pathVariables = new ArrayList<>(2);
     for (Matching.CompiledRule rule : rules) {
-      if (!rule.matchesMethod(method)) {
+      if (!rule.matchesMethod(method, preflight)) {
         continue;
       }
       Map<String, String> variables = rule.match(container, withoutSlash);

@@ -41,6 +41,12 @@ final class Matching {
    * routed by. The raw request URI is not used, so that {@code /%61pi} or {@code /api;x/..} name
    * the resource they reach.
    */
+  /** A CORS preflight: {@code OPTIONS} with {@code Origin} and {@code Access-Control-Request-Method}. */
+  static boolean isCorsPreflight(HttpServletRequest request) {
+    return "OPTIONS".equals(request.getMethod()) && request.getHeader("Origin") != null
+        && request.getHeader("Access-Control-Request-Method") != null;
+  }
+
   static String pathWithinApplication(HttpServletRequest request) {
     String servletPath = request.getServletPath();
     String pathInfo = request.getPathInfo();
@@ -97,8 +103,12 @@ final class Matching {
       this.maxCost = rule.maxCost();
     }
 
-    boolean matchesMethod(String method) {
-      return methods.isEmpty() || methods.contains(method.toUpperCase(Locale.ROOT));
+    /**
+     * Whether the rule applies to {@code method}: one it names, or any when it names none, but a CORS
+     * preflight (the browser asking before a call) only when it names OPTIONS.
+     */
+    boolean matchesMethod(String method, boolean preflight) {
+      return methods.isEmpty() ? !preflight : methods.contains(method.toUpperCase(Locale.ROOT));
     }
 
     /**

@@ -24,8 +24,9 @@ import java.util.regex.Pattern;
  *     .build();
  * }</pre>
  *
- * <p>A request matches when its method is one of {@code methods} (all when empty; {@code GET}
- * covers {@code HEAD} too, since servlets answer HEAD with {@code doGet}) and its path within the
+ * <p>A request matches when its method is one of {@code methods} (all when empty, but a CORS
+ * preflight only when {@code OPTIONS} is named; {@code GET} covers {@code HEAD} too, since servlets
+ * answer HEAD with {@code doGet}) and its path within the
  * application, as the container canonicalised it, matches one of {@code paths} in
  * {@link org.springframework.web.util.pattern.PathPattern} syntax ({@code /api/**},
  * {@code /users/{id}}); a trailing slash on the request path is ignored. The policies are checked

@@ -173,6 +173,24 @@ class RateLimitFilterTest {
   }
 
   @Test
+  void aCorsPreflightCountsOnlyAgainstARuleThatNamesOptions() {
+    Policy any = Policy.of(1, Duration.ofMinutes(1)).withName("any");
+    Policy preflights = Policy.of(1, Duration.ofMinutes(1)).withName("preflights");
+    serve(RateLimitFilter.builder(limiter).matchAll(true)
+        .rule(RateLimitRule.builder("any").path("/api/**").policy(any).build())
+        .rule(RateLimitRule.builder("preflights").path("/cors/**").method("OPTIONS").policy(preflights).build()));
+    String[] preflight = {"Origin", "https://app.example", "Access-Control-Request-Method", "POST"};
+    for (int i = 0; i < 3; i++) { // the browser asks before each call: not a call
+      assertThat(server.send("OPTIONS", "/api/x", preflight).statusCode()).isNotEqualTo(429);
+    }
+    assertThat(limiter.inspect("any:127.0.0.1", any).remaining()).as("preflights did not count").isEqualTo(1);
+    assertThat(server.send("OPTIONS", "/api/x").statusCode()).as("a plain OPTIONS is a call").isNotEqualTo(429);
+    assertThat(server.send("POST", "/api/x").statusCode()).isEqualTo(429);
+    assertThat(server.send("OPTIONS", "/cors/x", preflight).statusCode()).isNotEqualTo(429);
+    assertThat(server.send("OPTIONS", "/cors/x", preflight).statusCode()).as("named: counted").isEqualTo(429);
+  }
+
+  @Test
   void pathVariablesInKeys() {
     Policy perUser = Policy.of(1, Duration.ofMinutes(1)).withName("per-user");
     serve(RateLimitFilter.builder(limiter)
