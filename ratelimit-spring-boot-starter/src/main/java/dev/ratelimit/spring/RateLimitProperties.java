@@ -424,10 +424,7 @@ public class RateLimitProperties {
      * login, a failed basic login, an unauthenticated request) are limited too; {@code #principal}
      * is then not yet known. Above -100 the filter runs after Spring Security.
      */
-    private int order = -101; // DEFAULT_FILTER_ORDER, spelled out for the configuration metadata
-
-    /** Just before Spring Security's filter chain ({@code SecurityProperties.DEFAULT_FILTER_ORDER}, -100). */
-    public static final int DEFAULT_FILTER_ORDER = -101;
+    private int order = -101; // a literal: the configuration metadata shows it as the default
 
     /** The rules, evaluated in order. */
     private List<Rule> rules = new ArrayList<>();
