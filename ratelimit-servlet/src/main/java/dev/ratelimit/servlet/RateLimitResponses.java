@@ -20,8 +20,11 @@ import java.util.Objects;
  *   <li>{@code RateLimit-Policy: "api";q=100;w=60} and {@code RateLimit: "api";r=0;t=17}, per
  *       draft-ietf-httpapi-ratelimit-headers-11: structured-field lists (RFC 8941), one item per
  *       decision, the item a string naming the policy; {@code q} the limit, {@code w} the window,
- *       {@code r} what remains, {@code t} the seconds until the key's state is fresh again
- *       ({@code resetAfter}). Seconds are whole and rounded up.</li>
+ *       {@code r} what remains, {@code t} the draft's effective window: the seconds until the key's
+ *       state is fresh again ({@code resetAfter}), within which no more than {@code r} can be used;
+ *       on a denial at most the {@code Retry-After} value, which the draft says should not precede
+ *       the end of the effective window (a denying policy's {@code t} is then its own wait). Seconds
+ *       are whole and rounded up.</li>
  *   <li>Legacy, optional: {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining} and
  *       {@code X-RateLimit-Reset} (seconds until reset, rounded up) of the most limiting decision
  *       (as {@link MultiDecision#limiting()}).</li>
@@ -46,6 +49,12 @@ public final class RateLimitResponses {
    * nothing when the list is empty or any decision is degraded. Replaces earlier values.
    */
   public static void writeHeaders(HttpServletResponse response, List<Decision> decisions, HeaderOptions options) {
+    writeHeaders(response, decisions, options, Long.MAX_VALUE);
+  }
+
+  /** {@link #writeHeaders}, with every {@code t} at most {@code maxWindowSeconds}. */
+  private static void writeHeaders(HttpServletResponse response, List<Decision> decisions, HeaderOptions options,
+      long maxWindowSeconds) {
     Objects.requireNonNull(response, "response");
     Objects.requireNonNull(options, "options");
     if (!hasLimitHeaders(decisions)) {
@@ -53,7 +62,7 @@ public final class RateLimitResponses {
     }
     if (options.draft()) {
       response.setHeader("RateLimit-Policy", policyHeader(decisions));
-      response.setHeader("RateLimit", limitHeader(decisions));
+      response.setHeader("RateLimit", limitHeader(decisions, maxWindowSeconds));
     }
     if (options.legacy()) {
       Decision limiting = mostLimiting(decisions);
@@ -82,13 +91,15 @@ public final class RateLimitResponses {
 
   /**
    * The headers of a denial, without status or body, for callers that write those themselves:
-   * the limit headers (unless degraded), {@code Retry-After} (the longest wait of the denying
-   * decisions, whole seconds rounded up) and {@code Cache-Control: no-store}.
+   * the limit headers (unless degraded; no {@code t} beyond {@code Retry-After}), {@code
+   * Retry-After} (the longest wait of the denying decisions, whole seconds rounded up) and {@code
+   * Cache-Control: no-store}.
    */
   public static void writeDeniedHeaders(HttpServletResponse response, List<Decision> decisions,
       HeaderOptions options) {
-    writeHeaders(response, decisions, options);
-    response.setHeader("Retry-After", Long.toString(ceilSeconds(retryAfter(decisions))));
+    long retry = ceilSeconds(retryAfter(decisions));
+    writeHeaders(response, decisions, options, retry);
+    response.setHeader("Retry-After", Long.toString(retry));
     response.setHeader("Cache-Control", "no-store");
   }
 
@@ -149,8 +160,11 @@ public final class RateLimitResponses {
     return sb.toString();
   }
 
-  /** {@code "a";r=0;t=17, "b";r=9;t=1}. */
-  static String limitHeader(List<Decision> decisions) {
+  /**
+   * {@code "a";r=0;t=17, "b";r=9;t=1}; no {@code t} above {@code maxWindowSeconds} (a shorter
+   * window keeps "no more than r within t" true).
+   */
+  static String limitHeader(List<Decision> decisions, long maxWindowSeconds) {
     StringBuilder sb = new StringBuilder();
     for (Decision d : decisions) {
       if (sb.length() > 0) {
@@ -158,7 +172,7 @@ public final class RateLimitResponses {
       }
       sb.append(sfString(d.policy().name()))
           .append(";r=").append(Math.max(0, d.remaining()))
-          .append(";t=").append(ceilSeconds(d.resetAfter()));
+          .append(";t=").append(Math.min(ceilSeconds(d.resetAfter()), maxWindowSeconds));
     }
     return sb.toString();
   }

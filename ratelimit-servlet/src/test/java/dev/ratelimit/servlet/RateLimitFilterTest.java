@@ -94,7 +94,7 @@ class RateLimitFilterTest {
     assertThat(denied.headers().firstValue("Content-Type")).hasValueSatisfying(
         ct -> assertThat(ct).startsWith("application/problem+json"));
     assertThat(single(denied, "RateLimit").integer("r")).isZero();
-    assertThat(single(denied, "RateLimit").integer("t")).isEqualTo(60);
+    assertThat(single(denied, "RateLimit").integer("t")).as("the effective window ends with Retry-After").isEqualTo(20);
     assertThat(single(denied, "RateLimit-Policy").value()).isEqualTo("api");
 
     Map<String, Object> problem = Json.object(denied.body());

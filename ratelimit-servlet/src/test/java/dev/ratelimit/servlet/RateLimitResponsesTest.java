@@ -93,8 +93,26 @@ class RateLimitResponsesTest {
     assertThat(response.status).isEqualTo(429);
     assertThat(response.headers).containsEntry("Retry-After", "3").containsEntry("Cache-Control", "no-store")
         .containsEntry("Content-Type", "application/problem+json");
+    // the draft: Retry-After should not come before the end of any effective window (t)
+    assertThat(response.headers).containsEntry("RateLimit", "\"api\";r=0;t=3, \"burst\";r=4;t=1, \"other\";r=0;t=1");
     assertThat(Json.object(response.body.toString(java.nio.charset.StandardCharsets.UTF_8)).get("violated-policies"))
         .isEqualTo(List.of("api", "other"));
+  }
+
+  @Test
+  void aDenialsEffectiveWindowIsItsOwnWaitNotTheTimeUntilFresh() {
+    // GCRA, 5 a minute, exhausted: one unit back in 12 s, all five in 60 s
+    Policy perUser = Policy.of(5, Duration.ofMinutes(1)).withName("per-user");
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeDeniedHeaders(response.proxy,
+        List.of(denied(perUser, Duration.ofSeconds(12), Duration.ofSeconds(60))), HeaderOptions.DEFAULT);
+    assertThat(response.headers).containsEntry("Retry-After", "12")
+        .containsEntry("RateLimit", "\"per-user\";r=0;t=12");
+
+    Stubs.Response allowed = new Stubs.Response();
+    RateLimitResponses.writeHeaders(allowed.proxy, List.of(allowed(perUser, 0, Duration.ofSeconds(60))),
+        HeaderOptions.DEFAULT);
+    assertThat(allowed.headers).containsEntry("RateLimit", "\"per-user\";r=0;t=60");
   }
 
   @Test

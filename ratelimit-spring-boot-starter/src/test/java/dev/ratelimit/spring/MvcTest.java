@@ -48,7 +48,7 @@ class MvcTest {
         .andExpect(status().isTooManyRequests())
         .andExpect(header().string("Retry-After", "30"))
         .andExpect(header().string("Cache-Control", "no-store"))
-        .andExpect(header().string("RateLimit", "\"hello\";r=0;t=60"))
+        .andExpect(header().string("RateLimit", "\"hello\";r=0;t=30"))
         .andExpect(content().contentTypeCompatibleWith("application/problem+json"))
         .andExpect(jsonPath("$.status").value(429))
         .andExpect(jsonPath("$.type").value("https://iana.org/assignments/http-problem-types#quota-exceeded"))
