@@ -163,13 +163,13 @@ final class DefaultRateLimiter implements RateLimiter {
     return d != null ? decided(policy, d, Source.BACKEND) : failed(key, policy, cost, now);
   }
 
-  /** {@link #call} for a backend without its own checkAsync, with no future and no lambda. */
   /** The near-cache's answer, shadow mode applied and reported; null when the backend must answer. */
   private Decision localAnswer(String key, Policy policy, long cost, long now) {
     Decision local = nearCache == null ? null : nearCache.answer(key, policy, cost, now);
     return local == null ? null : decided(policy, local, Source.NEAR_CACHE);
   }
 
+  /** {@link #call} for a backend without its own checkAsync, with no future and no lambda. */
   private Decision checkDirectly(String key, Policy policy, long cost, long now) {
     long permit = breaker.tryAcquire();
     if (permit == CircuitBreaker.REFUSED) {
@@ -612,7 +612,7 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   /** At most 64 characters of {@code s}, control characters replaced: fit for a log line. */
-  private static String printable(String s) {
+  static String printable(String s) {
     StringBuilder sb = new StringBuilder(Math.min(s.length(), 64));
     for (int i = 0; i < s.length() && i < 64; i++) {
       char c = s.charAt(i);

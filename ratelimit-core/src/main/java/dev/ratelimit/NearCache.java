@@ -29,6 +29,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  */
 final class NearCache {
   private static final long MAX_LIFETIME_NANOS = Duration.ofHours(1).toNanos();
+  private static final System.Logger LOG = System.getLogger(RateLimiter.class.getName());
+  /** At most one line per policy every 10 s about snapshots that cannot be read. */
+  private final LogThrottle badSnapshotLog = new LogThrottle(System::nanoTime, Duration.ofSeconds(10).toNanos());
 
   private final Cache<Id, Entry> entries;
   /** Resets made through this limiter, by stripe of the key, counted before each one's marker goes in. */
@@ -59,14 +62,24 @@ final class NearCache {
   }
 
   /**
-   * The entry's snapshot evaluated, or null (and the entry dropped) when the snapshot is not one
-   * its algorithm reads: a backend's bug must not fail every later check of the key.
+   * The entry's snapshot evaluated, or null (and the entry dropped, with a rate-limited warning)
+   * when the snapshot is not one its algorithm reads: a backend's bug must not fail every later
+   * check of the key, nor go unnoticed.
    */
   private Decision evaluate(Id id, Entry entry, Policy policy, long t, long cost) {
     try {
       return StateSnapshots.evaluate(policy, entry.state, t, cost);
     } catch (RuntimeException e) {
       entries.asMap().remove(id, entry);
+      long suppressed = badSnapshotLog.tryAcquire(policy.name());
+      if (suppressed >= 0) {
+        LOG.log(System.Logger.Level.WARNING, "the near-cache could not read the state the backend sent with a denial"
+            + " of policy '" + DefaultRateLimiter.printable(policy.name()) + "' (a bug in the backend: "
+            + entry.state.length + (entry.state.length == 1 ? " number" : " numbers") + " for " + policy.algorithm()
+            + "); the backend answers instead"
+            + (suppressed > 0 ? " (" + suppressed + " more since the last line)" : "")
+            + " (logged at most once every 10 s per policy)", e);
+      }
       return null;
     }
   }

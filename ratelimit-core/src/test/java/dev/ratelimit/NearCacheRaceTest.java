@@ -56,13 +56,18 @@ class NearCacheRaceTest {
   }
 
   @Test
-  void aSnapshotItsAlgorithmCannotReadIsDroppedNotThrown() {
+  void aSnapshotItsAlgorithmCannotReadIsDroppedNotThrownAndLogged() {
     NearCache cache = new NearCache(100);
     Evaluation broken = new Evaluation(Decision.denied(policy, 0, 30_000_000L, 60_000_000L), new long[1], T1);
-    cache.remember("k", policy, 1, T1, broken, cache.resets("k")); // a custom backend's bug: GCRA needs two numbers
-    assertThat(cache.answer("k", policy, 1, T1 + 1)).as("the backend answers instead").isNull();
-    assertThat(cache.answerAll("k", List.of(policy), 1, T1 + 1)).isNull();
-    assertThat(cache.size()).as("dropped").isZero();
+    try (LogCapture log = new LogCapture()) {
+      cache.remember("k", policy, 1, T1, broken, cache.resets("k")); // a custom backend's bug: GCRA needs two numbers
+      assertThat(cache.answer("k", policy, 1, T1 + 1)).as("the backend answers instead").isNull();
+      cache.remember("k", policy, 1, T1, broken, cache.resets("k"));
+      assertThat(cache.answerAll("k", List.of(policy), 1, T1 + 1)).isNull();
+      assertThat(cache.size()).as("dropped").isZero();
+      assertThat(log.lines(java.util.logging.Level.WARNING)).as("one line per policy per 10 s").singleElement()
+          .satisfies(line -> assertThat(line).contains("'" + policy.name() + "'").contains("1 number for GCRA"));
+    }
   }
 
   @Test
