@@ -23,8 +23,10 @@ import org.redisson.client.RedisTimeoutException;
  *
  * <p>Exactly once: a batch goes out once, with no retries (the backend's script executor); when it
  * fails or times out, every check in it fails, for the limiter's failure mode. {@code NOSCRIPT} is
- * retried after a load because nothing ran. A queued check whose deadline (the backend's timeout,
- * from its arrival) has passed before a place frees is failed without ever being sent.
+ * retried after a load because nothing ran. A queued check still waiting half the backend's timeout
+ * after it arrived is failed without ever being sent: sent later, it would have less than half the
+ * timeout to run, and one that Redis ran after the limiter had given up on it (and let the failure
+ * mode decide) would still have counted.
  */
 final class Dispatcher {
   /** Sends one check alone (check.lua's reply), or several as one batch (check_batch.lua's, see {@link BatchReply}). */
@@ -34,8 +36,11 @@ final class Dispatcher {
     CompletionStage<String> batch(List<Check> checks);
   }
 
-  /** One check: what the single-check script is given, and where its reply goes. */
-  record Check(RedisBackend.Lua lua, List<Object> keys, Object[] args, long deadlineNanos,
+  /**
+   * One check: what the single-check script is given, the last moment ({@link System#nanoTime()})
+   * it may still go out from the queue, and where its reply goes.
+   */
+  record Check(RedisBackend.Lua lua, List<Object> keys, Object[] args, long sendByNanos,
       CompletableFuture<List<Object>> reply) {}
 
   private final Sender sender;
@@ -134,7 +139,7 @@ final class Dispatcher {
           if (c.reply().isDone()) {
             continue; // its caller gave up on it (cancelled): never sent
           }
-          if (now - c.deadlineNanos() >= 0) {
+          if (now - c.sendByNanos() > 0) {
             if (expired == null) {
               expired = new ArrayList<>();
             }
@@ -149,7 +154,7 @@ final class Dispatcher {
       }
       if (expired != null) {
         RedisTimeoutException timeout = new RedisTimeoutException(
-            "the check waited in the batch queue past the backend's timeout; it was never sent");
+            "the check waited in the batch queue for half the backend's timeout; it was never sent");
         expired.forEach(c -> c.reply().completeExceptionally(timeout));
       }
       if (!next.isEmpty()) {

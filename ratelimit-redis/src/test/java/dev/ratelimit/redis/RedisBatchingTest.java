@@ -260,16 +260,16 @@ class RedisBatchingTest {
   @Timeout(60)
   void aStalledBatchFailsEveryCheckInItAndEachIsAppliedAtMostOnce() throws Exception {
     String prefix = Clients.uniquePrefix();
-    RedisBackend backend = RedisBackend.builder(client).keyPrefix(prefix).timeout(Duration.ofMillis(500))
+    RedisBackend backend = RedisBackend.builder(client).keyPrefix(prefix).timeout(Duration.ofMillis(1000))
         .batchesInFlight(1).build();
     Policy policy = Policy.of(10, Duration.ofMinutes(10), Algorithm.FIXED_WINDOW);
-    CompletableFuture<Object> stall = stall("2");
+    CompletableFuture<Object> stall = stall("3");
     int n = 40;
     List<CompletableFuture<Decision>> checks = new ArrayList<>();
-    // the first goes out alone and stalls; the others queue, and when it times out (500 ms) they go
-    // out as one batch, which stalls too: they arrived 250 ms later, so their own deadline has not passed
+    // the first goes out alone and stalls; the others queue, and when it times out (1 s) they go out
+    // as one batch, which stalls too: they arrived 800 ms later, well within half their timeout
     checks.add(backend.checkAsync("k0", policy, 1, T0).toCompletableFuture());
-    Thread.sleep(250);
+    Thread.sleep(800);
     for (int i = 1; i < n; i++) {
       checks.add(backend.checkAsync("k" + i, policy, 1, T0).toCompletableFuture());
     }
@@ -356,6 +356,32 @@ class RedisBatchingTest {
     // a line the pattern does not read (a bug on the client's side) would shift every later check's keys
     assertThatThrownBy(() -> server.command("EVALSHA", sha, "2", "{c}:p:gcra", "{d}:p:gcra", policies,
         String.valueOf(T0), "1 1 0 x\n1 1 5 1\n")).hasMessageContaining("check_batch: 1 of 2 lines and 1 of 2 keys read");
+  }
+
+  @Test
+  @Timeout(60)
+  void aCheckQueuedForHalfItsTimeoutFailsUnsentEvenIfRedisWouldAnswerInTime() throws Exception {
+    RedisBackend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix())
+        .timeout(Duration.ofMillis(1500)).batchesInFlight(1).build();
+    Policy policy = Policy.of(10, Duration.ofMinutes(10), Algorithm.FIXED_WINDOW);
+    CompletableFuture<Object> stall = stall("1.2");
+    // the first goes out and waits about 1 s for the server, within its 1.5 s; the others wait as long
+    // in the queue, more than half their timeout: sent then, Redis could run them after the limiter
+    // gave up on them
+    CompletableFuture<Decision> first = backend.checkAsync("k0", policy, 1, T0).toCompletableFuture();
+    List<CompletableFuture<Decision>> queued = new ArrayList<>();
+    for (int i = 1; i < 10; i++) {
+      queued.add(backend.checkAsync("k" + i, policy, 1, T0).toCompletableFuture());
+    }
+    stall.get(10, TimeUnit.SECONDS);
+    assertThat(first.get(5, TimeUnit.SECONDS).remaining()).isEqualTo(9);
+    for (CompletableFuture<Decision> c : queued) {
+      assertThat(c).failsWithin(5, TimeUnit.SECONDS).withThrowableThat()
+          .withMessageContaining("half the backend's timeout; it was never sent");
+    }
+    for (int i = 1; i < 10; i++) {
+      assertThat(backend.inspect("k" + i, policy, T0).remaining()).as("k%d never sent", i).isEqualTo(10);
+    }
   }
 
   @Test

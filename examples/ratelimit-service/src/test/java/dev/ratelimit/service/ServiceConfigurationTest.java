@@ -87,6 +87,10 @@ class ServiceConfigurationTest {
       assertThat(inspect.statusCode()).isEqualTo(503);
       assertThat(inspect.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 
+      HttpResponse<String> reset = http.delete("/v1/keys/per-user/k");
+      assertThat(reset.statusCode()).as("a reset that could not reach Redis is not a 204").isEqualTo(503);
+      assertThat(reset.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+
       HttpResponse<String> health = http.get("/actuator/health");
       assertThat(health.statusCode()).isEqualTo(503);
       assertThat(json(health).get("components").get("ratelimit").get("status").asString()).isEqualTo("DOWN");
