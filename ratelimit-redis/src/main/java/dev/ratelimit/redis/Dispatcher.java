@@ -23,10 +23,11 @@ import org.redisson.client.RedisTimeoutException;
  *
  * <p>Exactly once: a batch goes out once, with no retries (the backend's script executor); when it
  * fails or times out, every check in it fails, for the limiter's failure mode. {@code NOSCRIPT} is
- * retried after a load because nothing ran. A queued check still waiting half the backend's timeout
- * after it arrived is failed without ever being sent: sent later, it would have less than half the
- * timeout to run, and one that Redis ran after the limiter had given up on it (and let the failure
- * mode decide) would still have counted.
+ * retried after a load because nothing ran. A queued check found still waiting, when a call returns,
+ * half the backend's timeout after it arrived is failed without ever being sent: a check sent that
+ * late to a Redis that slow has little time left before its caller gives up on it, and Redis may
+ * still run it afterwards and count it (as it may any command sent to a stalled server: this
+ * narrows that window, it cannot close it).
  */
 final class Dispatcher {
   /** Sends one check alone (check.lua's reply), or several as one batch (check_batch.lua's, see {@link BatchReply}). */

@@ -57,8 +57,8 @@ import org.redisson.client.codec.StringCodec;
  *       arrival order, with the very code of the single-check script and returns each its own
  *       reply. Each check stays atomic, is applied once and gets the decision it would have got
  *       alone; a batch is never resent, and when it fails or times out each of its checks fails. A
- *       check still queued half the backend's timeout after it arrived fails unsent (sent later,
- *       it could run after the limiter gave up on it, and count).
+ *       check found still queued half the backend's timeout after it arrived fails unsent (sent
+ *       that late, Redis could run it after the limiter gave up on it, and count it).
  *       {@code inspect} batches like a check; {@code checkAll} and {@code reset} keep their own
  *       calls.</li>
  * </ul>

@@ -260,16 +260,16 @@ class RedisBatchingTest {
   @Timeout(60)
   void aStalledBatchFailsEveryCheckInItAndEachIsAppliedAtMostOnce() throws Exception {
     String prefix = Clients.uniquePrefix();
-    RedisBackend backend = RedisBackend.builder(client).keyPrefix(prefix).timeout(Duration.ofMillis(1000))
+    RedisBackend backend = RedisBackend.builder(client).keyPrefix(prefix).timeout(Duration.ofMillis(2000))
         .batchesInFlight(1).build();
     Policy policy = Policy.of(10, Duration.ofMinutes(10), Algorithm.FIXED_WINDOW);
-    CompletableFuture<Object> stall = stall("3");
+    CompletableFuture<Object> stall = stall("5");
     int n = 40;
     List<CompletableFuture<Decision>> checks = new ArrayList<>();
-    // the first goes out alone and stalls; the others queue, and when it times out (1 s) they go out
-    // as one batch, which stalls too: they arrived 800 ms later, well within half their timeout
+    // the first goes out alone and stalls; the others queue, and when it times out (2 s) they go out
+    // as one batch, which stalls too: they arrived 1.5 s later, 0.5 s within half their timeout
     checks.add(backend.checkAsync("k0", policy, 1, T0).toCompletableFuture());
-    Thread.sleep(800);
+    Thread.sleep(1500);
     for (int i = 1; i < n; i++) {
       checks.add(backend.checkAsync("k" + i, policy, 1, T0).toCompletableFuture());
     }
@@ -362,10 +362,10 @@ class RedisBatchingTest {
   @Timeout(60)
   void aCheckQueuedForHalfItsTimeoutFailsUnsentEvenIfRedisWouldAnswerInTime() throws Exception {
     RedisBackend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix())
-        .timeout(Duration.ofMillis(1500)).batchesInFlight(1).build();
+        .timeout(Duration.ofMillis(3000)).batchesInFlight(1).build();
     Policy policy = Policy.of(10, Duration.ofMinutes(10), Algorithm.FIXED_WINDOW);
-    CompletableFuture<Object> stall = stall("1.2");
-    // the first goes out and waits about 1 s for the server, within its 1.5 s; the others wait as long
+    CompletableFuture<Object> stall = stall("2.5");
+    // the first goes out and waits about 2.3 s for the server, within its 3 s; the others wait as long
     // in the queue, more than half their timeout: sent then, Redis could run them after the limiter
     // gave up on them
     CompletableFuture<Decision> first = backend.checkAsync("k0", policy, 1, T0).toCompletableFuture();
@@ -392,7 +392,7 @@ class RedisBatchingTest {
     Policy policy = Policy.of(10, Duration.ofMinutes(10), Algorithm.FIXED_WINDOW);
     CompletableFuture<Object> stall = stall("1.2");
     List<CompletableFuture<Decision>> checks = new ArrayList<>();
-    for (int i = 0; i < 20; i++) { // the first goes out and stalls; the others wait past their 300 ms
+    for (int i = 0; i < 20; i++) { // the first goes out and stalls; the others wait past half their 300 ms
       checks.add(backend.checkAsync("k" + i, policy, 1, T0).toCompletableFuture());
     }
     for (CompletableFuture<Decision> c : checks) {

@@ -195,8 +195,10 @@ final class FilterEngine {
       log.warn("degraded", "the rate limiter's backend failed; its failure mode decided "
           + (allowed ? "to allow" : "to deny") + " and no limit headers are sent");
     }
-    RateLimitResponses.writeHeaders(response, checked, headers);
-    if (!allowed) {
+    if (allowed) {
+      RateLimitResponses.writeHeaders(response, checked, headers);
+    } else {
+      RateLimitResponses.writeHeadersOfDenial(response, checked, headers);
       deniedHandler.handle(request, response, new MultiDecision(false, checked));
       return;
     }

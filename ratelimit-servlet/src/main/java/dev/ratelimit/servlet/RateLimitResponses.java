@@ -20,11 +20,11 @@ import java.util.Objects;
  *   <li>{@code RateLimit-Policy: "api";q=100;w=60} and {@code RateLimit: "api";r=0;t=17}, per
  *       draft-ietf-httpapi-ratelimit-headers-11: structured-field lists (RFC 8941), one item per
  *       decision, the item a string naming the policy; {@code q} the limit, {@code w} the window,
- *       {@code r} what remains, {@code t} the draft's effective window: the seconds until the key's
- *       state is fresh again ({@code resetAfter}), within which no more than {@code r} can be used;
- *       on a denial at most the {@code Retry-After} value, which the draft says should not precede
- *       the end of the effective window (a denying policy's {@code t} is then its own wait). Seconds
- *       are whole and rounded up.</li>
+ *       {@code r} what remains, {@code t} the draft's effective window, within which no more than
+ *       {@code r} can be used: the seconds until the key's state is fresh again ({@code resetAfter}),
+ *       but for a denying decision its own wait ({@code retryAfter}), and on a denied response never
+ *       more than its {@code Retry-After}, which the draft says should not precede the end of an
+ *       effective window. Seconds are whole and rounded up.</li>
  *   <li>Legacy, optional: {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining} and
  *       {@code X-RateLimit-Reset} (seconds until reset, rounded up) of the most limiting decision
  *       (as {@link MultiDecision#limiting()}).</li>
@@ -50,6 +50,14 @@ public final class RateLimitResponses {
    */
   public static void writeHeaders(HttpServletResponse response, List<Decision> decisions, HeaderOptions options) {
     writeHeaders(response, decisions, options, Long.MAX_VALUE);
+  }
+
+  /**
+   * The limit headers of a denied response ({@link #writeHeaders} with no {@code t} beyond the
+   * response's {@code Retry-After}), for the filter to set before its {@link DeniedHandler} runs.
+   */
+  static void writeHeadersOfDenial(HttpServletResponse response, List<Decision> decisions, HeaderOptions options) {
+    writeHeaders(response, decisions, options, decisions == null ? 0 : ceilSeconds(retryAfter(decisions)));
   }
 
   /** {@link #writeHeaders}, with every {@code t} at most {@code maxWindowSeconds}. */
@@ -161,8 +169,9 @@ public final class RateLimitResponses {
   }
 
   /**
-   * {@code "a";r=0;t=17, "b";r=9;t=1}; no {@code t} above {@code maxWindowSeconds} (a shorter
-   * window keeps "no more than r within t" true).
+   * {@code "a";r=0;t=17, "b";r=9;t=1}: {@code t} is a decision's resetAfter, or a denying one's
+   * retryAfter (within it no more than r can be used; within its resetAfter, more could), and at
+   * most {@code maxWindowSeconds} (a shorter window keeps "no more than r within t" true).
    */
   static String limitHeader(List<Decision> decisions, long maxWindowSeconds) {
     StringBuilder sb = new StringBuilder();
@@ -172,7 +181,8 @@ public final class RateLimitResponses {
       }
       sb.append(sfString(d.policy().name()))
           .append(";r=").append(Math.max(0, d.remaining()))
-          .append(";t=").append(Math.min(ceilSeconds(d.resetAfter()), maxWindowSeconds));
+          .append(";t=").append(Math.min(ceilSeconds(d.allowed() ? d.resetAfter() : d.retryAfter()),
+              maxWindowSeconds));
     }
     return sb.toString();
   }

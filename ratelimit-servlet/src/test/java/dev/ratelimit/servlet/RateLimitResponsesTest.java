@@ -113,6 +113,15 @@ class RateLimitResponsesTest {
     RateLimitResponses.writeHeaders(allowed.proxy, List.of(allowed(perUser, 0, Duration.ofSeconds(60))),
         HeaderOptions.DEFAULT);
     assertThat(allowed.headers).containsEntry("RateLimit", "\"per-user\";r=0;t=60");
+
+    // two denying policies: each its own wait, though Retry-After is the longer one
+    Policy hourly = Policy.of(100, Duration.ofHours(1)).withName("hourly");
+    Stubs.Response both = new Stubs.Response();
+    RateLimitResponses.writeDeniedHeaders(both.proxy, List.of(
+        denied(perUser, Duration.ofSeconds(12), Duration.ofSeconds(60)),
+        denied(hourly, Duration.ofSeconds(1800), Duration.ofSeconds(3600))), HeaderOptions.DEFAULT);
+    assertThat(both.headers).containsEntry("Retry-After", "1800")
+        .containsEntry("RateLimit", "\"per-user\";r=0;t=12, \"hourly\";r=0;t=1800");
   }
 
   @Test
