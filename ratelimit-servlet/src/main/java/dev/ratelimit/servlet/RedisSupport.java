@@ -5,6 +5,8 @@ import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.redis.RedisBackend;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Evaluation;
+import dev.ratelimit.spi.MultiEvaluation;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -80,8 +82,13 @@ final class RedisSupport {
     }
   }
 
-  /** A backend that shuts its Redisson client down when it is closed. */
-  private record OwningBackend(Backend delegate, RedissonClient client) implements Backend {
+  /**
+   * A backend that shuts its Redisson client down when it is closed, and otherwise is its delegate:
+   * every method of {@link Backend} is passed on (a default left in place would run instead of the
+   * delegate's own: {@code isRemote} would turn the near-cache off, the async defaults would block
+   * the caller past the limiter's timeout, the {@code evaluate} defaults would send no state).
+   */
+  record OwningBackend(Backend delegate, RedissonClient client) implements Backend {
     @Override
     public Decision check(String key, Policy policy, long cost, long nowMicros) {
       return delegate.check(key, policy, cost, nowMicros);
@@ -95,6 +102,38 @@ final class RedisSupport {
     @Override
     public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
       return delegate.checkAll(key, policies, cost, nowMicros);
+    }
+
+    @Override
+    public CompletionStage<MultiDecision> checkAllAsync(String key, List<Policy> policies, long cost,
+        long nowMicros) {
+      return delegate.checkAllAsync(key, policies, cost, nowMicros);
+    }
+
+    @Override
+    public Evaluation evaluate(String key, Policy policy, long cost, long nowMicros) {
+      return delegate.evaluate(key, policy, cost, nowMicros);
+    }
+
+    @Override
+    public CompletionStage<Evaluation> evaluateAsync(String key, Policy policy, long cost, long nowMicros) {
+      return delegate.evaluateAsync(key, policy, cost, nowMicros);
+    }
+
+    @Override
+    public MultiEvaluation evaluateAll(String key, List<Policy> policies, long cost, long nowMicros) {
+      return delegate.evaluateAll(key, policies, cost, nowMicros);
+    }
+
+    @Override
+    public CompletionStage<MultiEvaluation> evaluateAllAsync(String key, List<Policy> policies, long cost,
+        long nowMicros) {
+      return delegate.evaluateAllAsync(key, policies, cost, nowMicros);
+    }
+
+    @Override
+    public boolean isRemote() {
+      return delegate.isRemote();
     }
 
     @Override

@@ -258,7 +258,10 @@ public class RateLimitProperties {
 
   /** Where state lives. */
   public enum BackendType {
-    /** Redis when {@code ratelimit.redis.url}, {@code spring.data.redis.*} or a RedissonClient bean is there, else memory. */
+    /**
+     * Redis when {@code ratelimit.redis.url}, {@code spring.data.redis.url} or {@code spring.data.redis.host} is
+     * set or a RedissonClient bean is there, else memory.
+     */
     AUTO,
     /** The in-memory backend: one limit per instance. */
     MEMORY,

@@ -9,7 +9,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
  * language share one limiter. Policies come from {@code application.yml} ({@code ratelimit.policies.*},
  * overridable with environment variables such as {@code RATELIMIT_POLICIES_API_LIMIT=200}); the
  * in-memory backend by default, Redis when {@code RATELIMIT_REDIS_URL} (or Boot's
- * {@code spring.data.redis.*}) is set. See {@code /v1/openapi.yaml} for the API.
+ * {@code spring.data.redis.url} or {@code spring.data.redis.host}) is set. See {@code /v1/openapi.yaml} for the API.
  */
 @SpringBootApplication
 @EnableConfigurationProperties(ServiceProperties.class)
