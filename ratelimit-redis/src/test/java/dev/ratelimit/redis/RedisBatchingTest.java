@@ -361,8 +361,7 @@ class RedisBatchingTest {
   @Test
   @Timeout(60)
   void aCheckQueuedForHalfItsTimeoutFailsUnsentEvenIfRedisWouldAnswerInTime() throws Exception {
-    RedisBackend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix())
-        .timeout(Duration.ofMillis(3000)).batchesInFlight(1).build();
+    RedisBackend backend = oneCallAtATime(Duration.ofMillis(3000));
     Policy policy = Policy.of(10, Duration.ofMinutes(10), Algorithm.FIXED_WINDOW);
     CompletableFuture<Object> stall = stall("2.5");
     // the first goes out and waits about 2.3 s for the server, within its 3 s; the others wait as long
@@ -379,16 +378,13 @@ class RedisBatchingTest {
       assertThat(c).failsWithin(5, TimeUnit.SECONDS).withThrowableThat()
           .withMessageContaining("half the backend's timeout; it was never sent");
     }
-    for (int i = 1; i < 10; i++) {
-      assertThat(backend.inspect("k" + i, policy, T0).remaining()).as("k%d never sent", i).isEqualTo(10);
-    }
+    assertNeverSent(backend, policy, 1, 10);
   }
 
   @Test
   @Timeout(60)
   void aQueuedCheckPastItsDeadlineFailsAndIsNeverSent() throws Exception {
-    RedisBackend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix())
-        .timeout(Duration.ofMillis(300)).batchesInFlight(1).build();
+    RedisBackend backend = oneCallAtATime(Duration.ofMillis(300));
     Policy policy = Policy.of(10, Duration.ofMinutes(10), Algorithm.FIXED_WINDOW);
     CompletableFuture<Object> stall = stall("1.2");
     List<CompletableFuture<Decision>> checks = new ArrayList<>();
@@ -400,7 +396,17 @@ class RedisBatchingTest {
     }
     stall.get(10, TimeUnit.SECONDS);
     assertThat(backend.inspect("k0", policy, T0).remaining()).as("the stalled check ran when Redis woke").isEqualTo(9);
-    for (int i = 1; i < 20; i++) {
+    assertNeverSent(backend, policy, 1, 20);
+  }
+
+  /** A backend with {@code timeout} whose second concurrent check already waits for the next batch. */
+  private static RedisBackend oneCallAtATime(Duration timeout) {
+    return RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix()).timeout(timeout).batchesInFlight(1).build();
+  }
+
+  /** Keys k{from} to k{to - 1} untouched under {@code policy} (a limit of 10): their checks never ran. */
+  private static void assertNeverSent(RedisBackend backend, Policy policy, int from, int to) {
+    for (int i = from; i < to; i++) {
       assertThat(backend.inspect("k" + i, policy, T0).remaining()).as("k%d never sent", i).isEqualTo(10);
     }
   }
