@@ -59,7 +59,9 @@ import java.util.stream.Collectors;
  *       or {@code rediss://...}; required with {@code redis}</td><td></td></tr>
  *   <tr><td>{@code ratelimit.redis.key-prefix}</td><td>the first part of every Redis key</td><td>{@code rl}</td></tr>
  *   <tr><td>{@code ratelimit.redis.timeout}</td><td>per call and per connection attempt:
- *       {@code 200ms}, {@code 1s}</td><td>{@code 200ms}</td></tr>
+ *       {@code 200ms}, {@code 1s}; at most {@code ratelimit.timeout}</td><td>{@code 200ms}</td></tr>
+ *   <tr><td>{@code ratelimit.timeout}</td><td>how long a check waits for the backend, then the
+ *       failure mode decides: {@code 250ms}, {@code 1s}</td><td>{@code 250ms}</td></tr>
  *   <tr><td>{@code ratelimit.failure-mode}</td><td>{@code FAIL_OPEN}, {@code FAIL_CLOSED},
  *       {@code LOCAL_FALLBACK}</td><td>{@code FAIL_OPEN}</td></tr>
  *   <tr><td>{@code ratelimit.match}</td><td>{@code first}, {@code all}</td><td>{@code first}</td></tr>
@@ -87,7 +89,7 @@ import java.util.stream.Collectors;
  */
 public final class RateLimitConfig {
   private static final String INDEX = "(0|[1-9][0-9]{0,4})";
-  private static final Pattern TOP = Pattern.compile("ratelimit\\.(backend|failure-mode|match|missing-key"
+  private static final Pattern TOP = Pattern.compile("ratelimit\\.(backend|failure-mode|timeout|match|missing-key"
       + "|headers\\.draft|headers\\.legacy|redis\\.url|redis\\.key-prefix|redis\\.timeout"
       + "|trusted-proxies(?:\\[" + INDEX + "\\])?)");
   private static final Pattern RULE = Pattern.compile("ratelimit\\.rules\\[" + INDEX + "\\]\\."
@@ -95,7 +97,7 @@ public final class RateLimitConfig {
   private static final Pattern POLICY = Pattern.compile("ratelimit\\.rules\\[" + INDEX + "\\]\\.policies\\["
       + INDEX + "\\]\\.(name|limit|algorithm|burst)");
   private static final Pattern DURATION = Pattern.compile("\\s*([0-9]{1,9})\\s*(ms|s)\\s*");
-  private static final String KNOWN = "ratelimit.backend, ratelimit.failure-mode, ratelimit.match, "
+  private static final String KNOWN = "ratelimit.backend, ratelimit.failure-mode, ratelimit.timeout, ratelimit.match, "
       + "ratelimit.missing-key, ratelimit.headers.draft, ratelimit.headers.legacy, ratelimit.trusted-proxies, "
       + "ratelimit.redis.url, ratelimit.redis.key-prefix, ratelimit.redis.timeout, "
       + "ratelimit.rules[i].name|paths|methods|key|cost, ratelimit.rules[i].policies[j].name|limit|algorithm|burst";
@@ -111,6 +113,7 @@ public final class RateLimitConfig {
   private final String redisUrl;
   private final String redisKeyPrefix;
   private final Duration redisTimeout;
+  private final Duration timeout;
 
   private RateLimitConfig(Parser p) {
     this.source = p.source;
@@ -124,6 +127,7 @@ public final class RateLimitConfig {
     this.redisUrl = p.redisUrl;
     this.redisKeyPrefix = p.redisKeyPrefix;
     this.redisTimeout = p.redisTimeout;
+    this.timeout = p.timeout;
   }
 
   /**
@@ -187,7 +191,7 @@ public final class RateLimitConfig {
    * the failure mode decides. The caller closes the limiter.
    */
   public RateLimiter newLimiter() {
-    RateLimiter.Builder builder = RateLimiter.builder().failureMode(failureMode);
+    RateLimiter.Builder builder = RateLimiter.builder().failureMode(failureMode).timeout(timeout);
     if (backend.equals("redis")) {
       builder.backend(RedisSupport.open(redisUrl, redisKeyPrefix, redisTimeout));
     }
@@ -222,6 +226,11 @@ public final class RateLimitConfig {
 
   Duration redisTimeout() {
     return redisTimeout;
+  }
+
+  /** How long a check of the limiter {@link #newLimiter()} builds waits for its backend. */
+  Duration timeout() {
+    return timeout;
   }
 
   @Override
@@ -294,6 +303,7 @@ public final class RateLimitConfig {
     String redisUrl;
     String redisKeyPrefix = "rl";
     Duration redisTimeout = Duration.ofMillis(200);
+    Duration timeout = RateLimiter.Builder.DEFAULT_TIMEOUT;
 
     private final Map<String, String> top = new TreeMap<>();
     private final TreeMap<Integer, Map<String, String>> ruleProps = new TreeMap<>();
@@ -341,6 +351,20 @@ public final class RateLimitConfig {
           + "; the properties are " + KNOWN);
     }
 
+    /** The duration {@code name} holds, or {@code otherwise} when it is not set. */
+    private Duration duration(String name, Duration otherwise) {
+      String value = top.get(name);
+      if (value == null) {
+        return otherwise;
+      }
+      Matcher m = DURATION.matcher(value);
+      if (!m.matches() || Long.parseLong(m.group(1)) == 0) {
+        throw fail(name, "'" + value + "' is not a positive duration such as 200ms or 1s");
+      }
+      long amount = Long.parseLong(m.group(1));
+      return m.group(2).equals("ms") ? Duration.ofMillis(amount) : Duration.ofSeconds(amount);
+    }
+
     private void parseTop() {
       backend = oneOf("ratelimit.backend", top.get("ratelimit.backend"), backend, "memory", "redis");
       for (String name : top.keySet()) {
@@ -364,15 +388,18 @@ public final class RateLimitConfig {
                 + "without % { } : # or white space");
           }
         }
-        String timeout = top.get("ratelimit.redis.timeout");
-        if (timeout != null) {
-          Matcher m = DURATION.matcher(timeout);
-          if (!m.matches() || Long.parseLong(m.group(1)) == 0) {
-            throw fail("ratelimit.redis.timeout", "'" + timeout + "' is not a positive duration such as 200ms or 1s");
-          }
-          long amount = Long.parseLong(m.group(1));
-          redisTimeout = m.group(2).equals("ms") ? Duration.ofMillis(amount) : Duration.ofSeconds(amount);
-        }
+        redisTimeout = duration("ratelimit.redis.timeout", redisTimeout);
+      }
+      timeout = duration("ratelimit.timeout", timeout);
+      if (backend.equals("redis") && redisTimeout.compareTo(timeout) > 0) {
+        // the limiter would give up on checks that Redis still runs, and counts
+        throw top.containsKey("ratelimit.redis.timeout")
+            ? fail("ratelimit.redis.timeout", "'" + top.get("ratelimit.redis.timeout") + "' is longer than "
+                + "ratelimit.timeout (" + timeout.toMillis() + " ms): checks would be given up while Redis "
+                + "still runs them; set ratelimit.timeout at least as long")
+            : fail("ratelimit.timeout", "'" + top.get("ratelimit.timeout") + "' is shorter than "
+                + "ratelimit.redis.timeout (" + redisTimeout.toMillis() + " ms by default): checks would be given "
+                + "up while Redis still runs them; set ratelimit.redis.timeout at most as long");
       }
       String mode = top.get("ratelimit.failure-mode");
       if (mode != null) {

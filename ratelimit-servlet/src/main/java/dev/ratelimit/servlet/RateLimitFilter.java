@@ -108,7 +108,7 @@ public final class RateLimitFilter implements Filter {
         ownedLimiter = limiter;
         engine = built;
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) { // an Error too: a mismatched Redisson version fails here
       if (limiter != null) {
         limiter.close();
       }
@@ -157,13 +157,20 @@ public final class RateLimitFilter implements Filter {
     return e == null ? List.of() : e.ruleNames();
   }
 
-  /** Closes the limiter that {@link #init} built from a file; a limiter given to the builder is the caller's. */
+  /**
+   * Closes the limiter that {@link #init} built from a file, and forgets the rules read with it, so
+   * that the container may {@link #init} this filter again (a context restarted with the same
+   * instance); a limiter given to the builder is the caller's, and such a filter keeps its rules.
+   */
   @Override
   public void destroy() {
     RateLimiter limiter;
     synchronized (this) {
       limiter = ownedLimiter;
       ownedLimiter = null;
+      if (limiter != null) {
+        engine = null; // a request arriving now is refused as before init, not checked on a closed limiter
+      }
     }
     if (limiter != null) {
       limiter.close();

@@ -11,6 +11,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
+import java.util.regex.Pattern;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -22,6 +23,9 @@ import org.redisson.config.SingleServerConfig;
  */
 final class RedisSupport {
   private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
+  /** Replies by which a reachable Redis refuses a client: credentials, rights, database. */
+  private static final Pattern REFUSAL =
+      Pattern.compile("WRONGPASS|NOAUTH|NOPERM|invalid password|DB index is out of range");
 
   private RedisSupport() {}
 
@@ -70,17 +74,38 @@ final class RedisSupport {
       } catch (IllegalArgumentException e) {
         throw e;
       } catch (RuntimeException e) {
+        String refusal = refusal(e);
+        if (refusal != null) { // Redis answered, and said no: the URL is wrong, not Redis down
+          throw new IllegalArgumentException("ratelimit.redis.url: Redis at " + redact(url) + " refused the "
+              + "connection (" + refusal + "); check the user, password (percent-encoded) and database in the URL",
+              e);
+        }
         LOG.log(System.Logger.Level.WARNING, "Redis at " + redact(url) + " cannot be reached now (" + e
             + "); until it can, the rate limiter's failure mode decides");
         backend = RedisBackend.builder(client).keyPrefix(keyPrefix).timeout(timeout)
             .loadScriptsEagerly(false).build();
       }
       return new OwningBackend(backend, client);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       client.shutdown();
       throw e;
     }
   }
+
+  /**
+   * The reply by which a reachable Redis refused this client (wrong credentials, a user without the
+   * rights, a database it does not have), or null when the failure was something else.
+   */
+  static String refusal(Throwable error) {
+    for (Throwable e = error; e != null; e = e.getCause()) {
+      String message = e.getMessage();
+      if (message != null && REFUSAL.matcher(message).find()) {
+        return message;
+      }
+    }
+    return null;
+  }
+
 
   /**
    * A backend that shuts its Redisson client down when it is closed, and otherwise is its delegate:

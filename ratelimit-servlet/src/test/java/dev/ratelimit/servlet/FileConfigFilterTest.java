@@ -78,6 +78,7 @@ class FileConfigFilterTest {
         ratelimit.redis.url=%s
         ratelimit.redis.key-prefix=%s
         ratelimit.redis.timeout=2s
+        ratelimit.timeout=3s
         ratelimit.failure-mode=FAIL_CLOSED
         ratelimit.rules[0].name=shared
         ratelimit.rules[0].paths=/**
@@ -143,6 +144,11 @@ class FileConfigFilterTest {
     filter.init(filterConfig(Map.of("config", file.toString())));
     filter.destroy();
     filter.destroy(); // idempotent
+    assertThatThrownBy(() -> filter.doFilter(Stubs.request("192.0.2.1"), new Stubs.Response().proxy, (q, s) -> { }))
+        .as("not checked on the closed limiter").isInstanceOf(ServletException.class).hasMessageContaining("not initialised");
+    filter.init(filterConfig(Map.of("config", file.toString()))); // a restarted context reuses the instance
+    assertThat(filter.ruleNames()).containsExactly("api");
+    filter.destroy();
 
     try (RateLimiter limiter = RateLimiter.inMemory()) {
       RateLimitFilter built = RateLimitConfig.load(file.toString()).filterBuilder(limiter).build();

@@ -145,12 +145,16 @@ class RateLimitConfigTest {
         ratelimit.redis.url=redis://user:secret@127.0.0.1:6390/2
         ratelimit.redis.key-prefix=myapp
         ratelimit.redis.timeout=1s
+        ratelimit.timeout=1500ms
         """);
     assertThat(config.backend()).isEqualTo("redis");
     assertThat(config.redisUrl()).isEqualTo("redis://user:secret@127.0.0.1:6390/2");
     assertThat(config.redisKeyPrefix()).isEqualTo("myapp");
     assertThat(config.redisTimeout()).isEqualTo(Duration.ofSeconds(1));
+    assertThat(config.timeout()).isEqualTo(Duration.ofMillis(1500));
     assertThat(config.toString()).doesNotContain("secret");
+    assertThat(loadProperties(MINIMAL).timeout()).as("the limiter's default")
+        .isEqualTo(dev.ratelimit.RateLimiter.Builder.DEFAULT_TIMEOUT);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -197,6 +201,9 @@ class RateLimitConfigTest {
       redis bad url             | ratelimit.backend=redis\\nratelimit.redis.url=http://h:1      | ratelimit.redis.url: 'http://h:1' is not a redis:// or rediss:// URL
       redis bad prefix          | ratelimit.backend=redis\\nratelimit.redis.url=redis://h\\nratelimit.redis.key-prefix=a:b | ratelimit.redis.key-prefix: 'a:b' must be
       redis bad timeout         | ratelimit.backend=redis\\nratelimit.redis.url=redis://h\\nratelimit.redis.timeout=soon | ratelimit.redis.timeout: 'soon' is not a positive duration
+      redis timeout too long    | ratelimit.backend=redis\\nratelimit.redis.url=redis://h\\nratelimit.redis.timeout=1s | ratelimit.redis.timeout: '1s' is longer than ratelimit.timeout (250 ms)
+      limiter timeout too short | ratelimit.backend=redis\\nratelimit.redis.url=redis://h\\nratelimit.timeout=100ms | ratelimit.timeout: '100ms' is shorter than ratelimit.redis.timeout (200 ms by default)
+      bad limiter timeout       | ratelimit.timeout=0ms                                        | ratelimit.timeout: '0ms' is not a positive duration
       redis password hidden     | ratelimit.backend=redis\\nratelimit.redis.url=redis://u:hunter2@h/x | ratelimit.redis.url: 'redis://***@h/x': the path must be a database number
       """)
   void badConfigNamesTheProperty(String kind, String extra, String message) {

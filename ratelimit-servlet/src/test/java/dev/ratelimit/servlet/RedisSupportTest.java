@@ -1,6 +1,7 @@
 package dev.ratelimit.servlet;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
@@ -64,6 +65,24 @@ class RedisSupportTest {
     } finally {
       for (Object key : (List<?>) redis.command("KEYS", prefix + "*")) {
         redis.command("DEL", key);
+      }
+    }
+  }
+
+  @Test
+  void aRedisThatRefusesTheUrlsCredentialsOrDatabaseFailsTheConfigurationNotTheRequests() {
+    try (RedisServer redis = RedisServer.start()) { // its own server: the test adds a user
+      redis.command("ACL", "SETUSER", "limiter", "on", ">s3cret", "~*", "+@all");
+      String at = redis.host() + ":" + redis.port();
+      assertThatThrownBy(() -> RedisSupport.open("redis://limiter:hunter2@" + at, "p", Duration.ofSeconds(2)))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("ratelimit.redis.url").hasMessageContaining("WRONGPASS")
+          .hasMessageNotContaining("hunter2");
+      assertThatThrownBy(() -> RedisSupport.open("redis://" + at + "/99", "p", Duration.ofSeconds(2)))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("ratelimit.redis.url").hasMessageContaining("DB index is out of range");
+      try (Backend backend = RedisSupport.open("redis://limiter:s3cret@" + at, "p", Duration.ofSeconds(2))) {
+        assertThat(backend.check("k", Policy.parse("1/1m"), 1, System.currentTimeMillis() * 1_000).allowed()).isTrue();
       }
     }
   }

@@ -346,7 +346,10 @@ public class RateLimitProperties {
     /** The first part of every key. */
     private String keyPrefix = "rl";
 
-    /** How long one check may wait for Redis before the failure mode decides. */
+    /**
+     * How long one Redis call may take (Redisson's timeout); at most {@code ratelimit.timeout}, or
+     * start-up fails: the limiter would give up on checks that Redis still runs, and counts.
+     */
     private Duration timeout = Duration.ofMillis(200);
 
     public String getUrl() {

@@ -33,6 +33,13 @@ class RedisBackendConfiguration {
   @ConditionalOnMissingBean(Backend.class)
   Backend redisRateLimitBackend(RateLimitProperties properties, ObjectProvider<RedissonClient> clients,
       OwnRedissonClient own) {
+    java.time.Duration redisTimeout = properties.getRedis().getTimeout();
+    if (redisTimeout.compareTo(properties.getTimeout()) > 0) {
+      // the limiter would give up on checks that Redis still runs, and counts
+      throw new IllegalStateException("ratelimit.redis.timeout (" + redisTimeout.toMillis() + " ms) is longer than "
+          + "ratelimit.timeout (" + properties.getTimeout().toMillis() + " ms): checks would be given up while "
+          + "Redis still runs them; set ratelimit.timeout at least as long, or ratelimit.redis.timeout shorter");
+    }
     RedissonClient client = clients.getIfUnique(own::client);
     RedisBackend backend = RedisBackend.builder(client)
         .keyPrefix(properties.getRedis().getKeyPrefix())

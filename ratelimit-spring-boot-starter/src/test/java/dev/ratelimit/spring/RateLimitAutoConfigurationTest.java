@@ -126,7 +126,7 @@ class RateLimitAutoConfigurationTest {
       assertThat(in).isNotNull();
       String json = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
       assertThat(json).contains("\"ratelimit.backend\"", "\"ratelimit.redis.timeout\"", "\"ratelimit.filter.rules\"",
-          "How long one check may wait for Redis", "\"ratelimit.log-denials\"", "\"ratelimit.log-denials-include-key\"",
+          "How long one Redis call may take", "\"ratelimit.log-denials\"", "\"ratelimit.log-denials-include-key\"",
           "\"ratelimit.log-denials-max-per-second\"", "The most denial log lines per second");
     }
   }
@@ -164,6 +164,9 @@ class RateLimitAutoConfigurationTest {
     });
     runner.withPropertyValues("ratelimit.timeout=0s").run(context -> assertThat(context).hasFailed()
         .getFailure().hasStackTraceContaining("invalid ratelimit.* limiter setting").hasStackTraceContaining("timeout"));
+    runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=redis://127.0.0.1:1",
+        "ratelimit.redis.timeout=1s").run(context -> assertThat(context).hasFailed().getFailure()
+        .hasStackTraceContaining("ratelimit.redis.timeout (1000 ms) is longer than ratelimit.timeout (250 ms)"));
     runner.withPropertyValues("ratelimit.local-fallback-share=1.5").run(context -> assertThat(context).hasFailed()
         .getFailure().hasStackTraceContaining("1.5"));
     runner.withPropertyValues("ratelimit.near-cache=true", "ratelimit.near-cache-maximum-entries=2").run(context -> {

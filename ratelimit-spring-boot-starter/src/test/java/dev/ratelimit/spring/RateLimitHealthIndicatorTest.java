@@ -29,7 +29,8 @@ class RateLimitHealthIndicatorTest {
   @Test
   void liveRedisIsUp() {
     runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=" + RedisServer.shared().url(),
-        "ratelimit.redis.timeout=5s", "ratelimit.redis.key-prefix=health-" + System.nanoTime()).run(context -> {
+        "ratelimit.redis.timeout=5s", "ratelimit.timeout=5s", "ratelimit.redis.key-prefix=health-" + System.nanoTime())
+        .run(context -> {
           Health health = context.getBean("ratelimitHealthIndicator", HealthIndicator.class).health();
           assertThat(health.getStatus()).isEqualTo(Status.UP);
           assertThat(health.getDetails()).containsEntry("backend", "redis").containsEntry("remote", true);
@@ -43,7 +44,7 @@ class RateLimitHealthIndicatorTest {
       deadPort = socket.getLocalPort(); // closed again: nothing listens there
     }
     runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=redis://127.0.0.1:" + deadPort,
-        "ratelimit.redis.timeout=300ms").run(context -> {
+        "ratelimit.redis.timeout=300ms", "ratelimit.timeout=300ms").run(context -> {
           Health health = context.getBean("ratelimitHealthIndicator", HealthIndicator.class).health();
           assertThat(health.getStatus()).isEqualTo(Status.DOWN);
           assertThat(health.getDetails()).containsEntry("backend", "redis").containsKey("error");
