@@ -59,7 +59,8 @@ import java.util.stream.Collectors;
  *       or {@code rediss://...}; required with {@code redis}</td><td></td></tr>
  *   <tr><td>{@code ratelimit.redis.key-prefix}</td><td>the first part of every Redis key</td><td>{@code rl}</td></tr>
  *   <tr><td>{@code ratelimit.redis.timeout}</td><td>per call and per connection attempt:
- *       {@code 200ms}, {@code 1s}; at most {@code ratelimit.timeout}</td><td>{@code 200ms}</td></tr>
+ *       {@code 200ms}, {@code 1s}; at most {@code ratelimit.timeout}</td><td>{@code 200ms}, or
+ *       {@code ratelimit.timeout} if shorter</td></tr>
  *   <tr><td>{@code ratelimit.timeout}</td><td>how long a check waits for the backend, then the
  *       failure mode decides: {@code 250ms}, {@code 1s}</td><td>{@code 250ms}</td></tr>
  *   <tr><td>{@code ratelimit.failure-mode}</td><td>{@code FAIL_OPEN}, {@code FAIL_CLOSED},
@@ -189,6 +190,9 @@ public final class RateLimitConfig {
    * {@code dev.ratelimit:ratelimit-redis} on the classpath) through a Redisson client that the
    * limiter owns and shuts down when it is closed. Redis need not be reachable now: until it is,
    * the failure mode decides. The caller closes the limiter.
+   *
+   * @throws IllegalArgumentException naming {@code ratelimit.redis.url} when a Redis that answers
+   *     refuses its user, password or database
    */
   public RateLimiter newLimiter() {
     RateLimiter.Builder builder = RateLimiter.builder().failureMode(failureMode).timeout(timeout);
@@ -392,14 +396,13 @@ public final class RateLimitConfig {
       }
       timeout = duration("ratelimit.timeout", timeout);
       if (backend.equals("redis") && redisTimeout.compareTo(timeout) > 0) {
-        // the limiter would give up on checks that Redis still runs, and counts
-        throw top.containsKey("ratelimit.redis.timeout")
-            ? fail("ratelimit.redis.timeout", "'" + top.get("ratelimit.redis.timeout") + "' is longer than "
-                + "ratelimit.timeout (" + timeout.toMillis() + " ms): checks would be given up while Redis "
-                + "still runs them; set ratelimit.timeout at least as long")
-            : fail("ratelimit.timeout", "'" + top.get("ratelimit.timeout") + "' is shorter than "
-                + "ratelimit.redis.timeout (" + redisTimeout.toMillis() + " ms by default): checks would be given "
-                + "up while Redis still runs them; set ratelimit.redis.timeout at most as long");
+        if (!top.containsKey("ratelimit.redis.timeout")) {
+          redisTimeout = timeout; // the default, shortened to the limiter's wait
+        } else { // Redisson would still wait for checks the limiter has given up on
+          throw fail("ratelimit.redis.timeout", "'" + top.get("ratelimit.redis.timeout") + "' is longer than "
+              + "ratelimit.timeout (" + timeout.toMillis() + " ms): Redisson would still wait for checks the "
+              + "limiter has given up on; set ratelimit.timeout at least as long");
+        }
       }
       String mode = top.get("ratelimit.failure-mode");
       if (mode != null) {

@@ -81,13 +81,22 @@ public final class RateLimitFilter implements Filter {
    * {@value #CONFIG_PARAM} and builds its limiter. A filter from {@link #builder} has nothing to do
    * and refuses the init-param.
    *
-   * @throws ServletException when the init-param is missing or the file is invalid, with the
-   *     message naming the property at fault
+   * @throws ServletException when the init-param is missing or the file is invalid, or when a Redis
+   *     that answers refuses the URL's user, password or database, with the message naming the
+   *     property at fault
    */
   @Override
   public void init(FilterConfig filterConfig) throws ServletException {
     String location = filterConfig.getInitParameter(CONFIG_PARAM);
+    boolean fromFile;
+    synchronized (this) {
+      fromFile = ownedLimiter != null;
+    }
     if (engine != null) {
+      if (fromFile) {
+        throw new ServletException("filter '" + filterConfig.getFilterName() + "' is already initialised; "
+            + "destroy() it before init() again");
+      }
       if (location != null) {
         throw new ServletException("filter '" + filterConfig.getFilterName() + "' was built in code; "
             + "it does not read the init-param '" + CONFIG_PARAM + "' (" + location + ")");
@@ -158,7 +167,8 @@ public final class RateLimitFilter implements Filter {
   }
 
   /**
-   * Closes the limiter that {@link #init} built from a file, and forgets the rules read with it, so
+   * Closes the limiter that {@link #init} built from a file, and forgets the rules read with it (and
+   * any set since with {@link #replaceRules}, which then throws until the next {@code init}), so
    * that the container may {@link #init} this filter again (a context restarted with the same
    * instance); a limiter given to the builder is the caller's, and such a filter keeps its rules.
    */

@@ -24,8 +24,9 @@ import org.redisson.config.SingleServerConfig;
 final class RedisSupport {
   private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
   /** Replies by which a reachable Redis refuses a client: credentials, rights, database. */
-  private static final Pattern REFUSAL =
-      Pattern.compile("WRONGPASS|NOAUTH|NOPERM|invalid password|DB index is out of range");
+  private static final Pattern REFUSAL = Pattern.compile("WRONGPASS|NOAUTH|NOPERM|invalid password"
+      + "|called without any password configured|AUTH, but no password is set|wrong number of arguments for 'auth'"
+      + "|DB index is out of range|SELECT is not allowed in cluster mode");
 
   private RedisSupport() {}
 
@@ -49,6 +50,9 @@ final class RedisSupport {
    * A backend on a new Redisson client for {@code url}, which the backend shuts down when closed.
    * Connecting is lazy: when Redis cannot be reached now, a warning is logged and the limiter's
    * failure mode decides until it can.
+   *
+   * @throws IllegalArgumentException naming {@code ratelimit.redis.url} when a Redis that answers
+   *     refuses its user, password or database
    */
   static Backend open(String url, String keyPrefix, Duration timeout) {
     URI uri = URI.create(url.trim());

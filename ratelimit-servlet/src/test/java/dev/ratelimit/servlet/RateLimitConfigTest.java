@@ -155,6 +155,13 @@ class RateLimitConfigTest {
     assertThat(config.toString()).doesNotContain("secret");
     assertThat(loadProperties(MINIMAL).timeout()).as("the limiter's default")
         .isEqualTo(dev.ratelimit.RateLimiter.Builder.DEFAULT_TIMEOUT);
+    RateLimitConfig shortWait = loadProperties(MINIMAL + """
+        ratelimit.backend=redis
+        ratelimit.redis.url=redis://127.0.0.1:6390
+        ratelimit.timeout=100ms
+        """);
+    assertThat(shortWait.redisTimeout()).as("the default Redis timeout, shortened to the limiter's")
+        .isEqualTo(Duration.ofMillis(100));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -202,7 +209,6 @@ class RateLimitConfigTest {
       redis bad prefix          | ratelimit.backend=redis\\nratelimit.redis.url=redis://h\\nratelimit.redis.key-prefix=a:b | ratelimit.redis.key-prefix: 'a:b' must be
       redis bad timeout         | ratelimit.backend=redis\\nratelimit.redis.url=redis://h\\nratelimit.redis.timeout=soon | ratelimit.redis.timeout: 'soon' is not a positive duration
       redis timeout too long    | ratelimit.backend=redis\\nratelimit.redis.url=redis://h\\nratelimit.redis.timeout=1s | ratelimit.redis.timeout: '1s' is longer than ratelimit.timeout (250 ms)
-      limiter timeout too short | ratelimit.backend=redis\\nratelimit.redis.url=redis://h\\nratelimit.timeout=100ms | ratelimit.timeout: '100ms' is shorter than ratelimit.redis.timeout (200 ms by default)
       bad limiter timeout       | ratelimit.timeout=0ms                                        | ratelimit.timeout: '0ms' is not a positive duration
       redis password hidden     | ratelimit.backend=redis\\nratelimit.redis.url=redis://u:hunter2@h/x | ratelimit.redis.url: 'redis://***@h/x': the path must be a database number
       """)

@@ -3,6 +3,7 @@ package dev.ratelimit.servlet;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.spi.Backend;
@@ -10,13 +11,18 @@ import dev.ratelimit.spi.Evaluation;
 import dev.ratelimit.tck.redis.RedisServer;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The Redis backend of a config file is the Redis backend, not a wrapper with the SPI's defaults. */
 class RedisSupportTest {
@@ -53,7 +59,7 @@ class RedisSupportTest {
       assertThat(denied.state()).as("the denial's state, for the near-cache").isNotNull();
     }
 
-    try (RateLimiter limiter = RateLimiter.builder()
+    try (RateLimiter limiter = RateLimiter.builder().timeout(Duration.ofSeconds(2))
         .backend(RedisSupport.open(redis.url(), prefix + "-l", Duration.ofSeconds(2))).build()) {
       limiter.check("hot", policy, 2);
       assertThat(limiter.check("hot", policy).allowed()).isFalse();
@@ -81,8 +87,47 @@ class RedisSupportTest {
       assertThatThrownBy(() -> RedisSupport.open("redis://" + at + "/99", "p", Duration.ofSeconds(2)))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("ratelimit.redis.url").hasMessageContaining("DB index is out of range");
+      redis.command("ACL", "SETUSER", "default", "off");
+      assertThatThrownBy(() -> RedisSupport.open("redis://" + at, "p", Duration.ofSeconds(2)))
+          .as("no credentials where Redis needs them").isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("ratelimit.redis.url").hasMessageContaining("NOAUTH");
       try (Backend backend = RedisSupport.open("redis://limiter:s3cret@" + at, "p", Duration.ofSeconds(2))) {
         assertThat(backend.check("k", Policy.parse("1/1m"), 1, System.currentTimeMillis() * 1_000).allowed()).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void aPasswordForARedisWithoutOneIsRefusedToo() {
+    try (RedisServer redis = RedisServer.start()) {
+      assertThatThrownBy(() -> RedisSupport.open("redis://:hunter2@" + redis.host() + ":" + redis.port(), "p",
+          Duration.ofSeconds(2))).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("ratelimit.redis.url").hasMessageNotContaining("hunter2");
+    }
+  }
+
+  @Test
+  void theFilesLimiterWaitsAsLongAsTheFileSays(@TempDir Path dir) throws Exception {
+    try (RedisServer redis = RedisServer.start()) { // its own server: the test puts it to sleep
+      Path file = Files.writeString(dir.resolve("wait.properties"), """
+          ratelimit.backend=redis
+          ratelimit.redis.url=%s
+          ratelimit.redis.timeout=5s
+          ratelimit.timeout=5s
+          ratelimit.failure-mode=FAIL_CLOSED
+          ratelimit.rules[0].name=api
+          ratelimit.rules[0].paths=/**
+          ratelimit.rules[0].policies[0].limit=10/1m
+          """.formatted(redis.url()));
+      try (RateLimiter limiter = RateLimitConfig.load(file.toString()).newLimiter()) {
+        Policy policy = Policy.of(10, Duration.ofMinutes(1));
+        assertThat(limiter.check("warm", policy).isDegraded()).as("connected").isFalse();
+        CompletableFuture<Object> sleep = CompletableFuture.supplyAsync(() -> redis.command("DEBUG", "SLEEP", "1"));
+        Thread.sleep(200); // the server is asleep for another 800 ms: longer than the limiter's default 250
+        Decision during = limiter.check("k", policy);
+        sleep.get(10, TimeUnit.SECONDS);
+        assertThat(during.isDegraded()).as("answered by Redis, not the failure mode").isFalse();
+        assertThat(during.remaining()).isEqualTo(9);
       }
     }
   }

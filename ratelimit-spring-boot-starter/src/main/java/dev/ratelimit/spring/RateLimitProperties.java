@@ -347,8 +347,8 @@ public class RateLimitProperties {
     private String keyPrefix = "rl";
 
     /**
-     * How long one Redis call may take (Redisson's timeout); at most {@code ratelimit.timeout}, or
-     * start-up fails: the limiter would give up on checks that Redis still runs, and counts.
+     * How long one Redis call may take (Redisson's timeout); when not set, never longer than
+     * {@code ratelimit.timeout}; set longer than it, start-up fails.
      */
     private Duration timeout = Duration.ofMillis(200);
 

@@ -1,6 +1,7 @@
 package dev.ratelimit.spring;
 
 import dev.ratelimit.redis.RedisBackend;
+import java.time.Duration;
 import dev.ratelimit.spi.Backend;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
@@ -32,18 +33,12 @@ class RedisBackendConfiguration {
   @Bean
   @ConditionalOnMissingBean(Backend.class)
   Backend redisRateLimitBackend(RateLimitProperties properties, ObjectProvider<RedissonClient> clients,
-      OwnRedissonClient own) {
-    java.time.Duration redisTimeout = properties.getRedis().getTimeout();
-    if (redisTimeout.compareTo(properties.getTimeout()) > 0) {
-      // the limiter would give up on checks that Redis still runs, and counts
-      throw new IllegalStateException("ratelimit.redis.timeout (" + redisTimeout.toMillis() + " ms) is longer than "
-          + "ratelimit.timeout (" + properties.getTimeout().toMillis() + " ms): checks would be given up while "
-          + "Redis still runs them; set ratelimit.timeout at least as long, or ratelimit.redis.timeout shorter");
-    }
+      OwnRedissonClient own, Environment environment) {
+    Duration redisTimeout = redisTimeout(properties, environment);
     RedissonClient client = clients.getIfUnique(own::client);
     RedisBackend backend = RedisBackend.builder(client)
         .keyPrefix(properties.getRedis().getKeyPrefix())
-        .timeout(properties.getRedis().getTimeout())
+        .timeout(redisTimeout)
         .loadScriptsEagerly(false) // the application starts while Redis is down; scripts load on first use
         .build();
     warmUp(backend);
@@ -106,7 +101,7 @@ class RedisBackendConfiguration {
         }
         config.useSingleServer()
             .setAddress(url)
-            .setTimeout((int) properties.getRedis().getTimeout().toMillis())
+            .setTimeout((int) redisTimeout(properties, environment).toMillis())
             .setRetryAttempts(0);
         client = Redisson.create(config);
       }
@@ -119,6 +114,26 @@ class RedisBackendConfiguration {
         client.shutdown();
       }
     }
+  }
+
+  /**
+   * How long a Redis call may take: {@code ratelimit.redis.timeout}, but when that is not set
+   * never longer than {@code ratelimit.timeout}; set longer, start-up fails naming both. A Redis
+   * call that outlived the limiter's wait could still count a check the failure mode had decided
+   * (this keeps Redisson from waiting on after the limiter; a command already sent may still run).
+   */
+  static Duration redisTimeout(RateLimitProperties properties, Environment environment) {
+    Duration redis = properties.getRedis().getTimeout();
+    Duration limiter = properties.getTimeout();
+    if (limiter == null || limiter.isNegative() || limiter.isZero() || redis.compareTo(limiter) <= 0) {
+      return redis; // a bad ratelimit.timeout is reported by the limiter's own validation
+    }
+    if (!environment.containsProperty("ratelimit.redis.timeout")) {
+      return limiter; // the default, shortened to the limiter's timeout
+    }
+    throw new IllegalStateException("ratelimit.redis.timeout (" + redis.toMillis() + " ms) is longer than "
+        + "ratelimit.timeout (" + limiter.toMillis() + " ms): Redisson would still wait for checks the limiter "
+        + "has given up on; set ratelimit.timeout at least as long, or ratelimit.redis.timeout shorter");
   }
 
   static String redisUrl(RateLimitProperties properties, Environment environment) {

@@ -167,6 +167,12 @@ class RateLimitAutoConfigurationTest {
     runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=redis://127.0.0.1:1",
         "ratelimit.redis.timeout=1s").run(context -> assertThat(context).hasFailed().getFailure()
         .hasStackTraceContaining("ratelimit.redis.timeout (1000 ms) is longer than ratelimit.timeout (250 ms)"));
+    runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=redis://127.0.0.1:1",
+        "ratelimit.timeout=150ms").run(context -> assertThat(context).hasNotFailed());
+    RateLimitProperties shortWait = new RateLimitProperties();
+    shortWait.setTimeout(Duration.ofMillis(150));
+    assertThat(RedisBackendConfiguration.redisTimeout(shortWait, new org.springframework.mock.env.MockEnvironment()))
+        .as("the default Redis timeout, shortened to the limiter's").isEqualTo(Duration.ofMillis(150));
     runner.withPropertyValues("ratelimit.local-fallback-share=1.5").run(context -> assertThat(context).hasFailed()
         .getFailure().hasStackTraceContaining("1.5"));
     runner.withPropertyValues("ratelimit.near-cache=true", "ratelimit.near-cache-maximum-entries=2").run(context -> {
