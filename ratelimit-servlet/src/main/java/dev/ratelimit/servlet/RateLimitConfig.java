@@ -7,8 +7,6 @@ import dev.ratelimit.RateLimiter;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -689,19 +687,12 @@ public final class RateLimitConfig {
           .collect(Collectors.joining(", ")));
     }
 
+    /** Only with ratelimit-redis on the classpath: {@code RedisUrl} reads the URL as the starter does. */
     private void checkRedisUrl(String url) {
       try {
-        URI uri = new URI(url.trim());
-        if (!("redis".equals(uri.getScheme()) || "rediss".equals(uri.getScheme())) || uri.getHost() == null) {
-          throw fail("ratelimit.redis.url", "'" + RedisSupport.redact(url) + "' is not a redis:// or rediss:// URL "
-              + "with a host, e.g. redis://127.0.0.1:6379");
-        }
-        String path = uri.getPath() == null ? "" : uri.getPath();
-        if (!path.isEmpty() && !path.matches("/[0-9]{0,2}")) {
-          throw fail("ratelimit.redis.url", "'" + RedisSupport.redact(url) + "': the path must be a database number, e.g. /0");
-        }
-      } catch (URISyntaxException e) {
-        throw fail("ratelimit.redis.url", "'" + RedisSupport.redact(url) + "' is not a URL: " + e.getReason());
+        RedisSupport.checkUrl(url);
+      } catch (IllegalArgumentException e) {
+        throw fail("ratelimit.redis.url", e.getMessage());
       }
     }
 

@@ -4,10 +4,10 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.redis.RedisBackend;
+import dev.ratelimit.redis.RedisUrl;
 import dev.ratelimit.spi.Backend;
 import dev.ratelimit.spi.Evaluation;
 import dev.ratelimit.spi.MultiEvaluation;
-import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
@@ -15,7 +15,6 @@ import java.util.regex.Pattern;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
-import org.redisson.config.SingleServerConfig;
 
 /**
  * The Redis backend of a config file ({@code ratelimit.backend=redis}). Only loaded then, so
@@ -41,9 +40,14 @@ final class RedisSupport {
     }
   }
 
-  /** The URL without its password, for messages. */
+  /** Throws when {@code url} is not a URL {@link #open} can connect to (see {@link RedisUrl}). */
+  static void checkUrl(String url) {
+    RedisUrl.parse(url);
+  }
+
+  /** The URL without its password, for messages (as {@link RedisUrl#redact}, without loading it). */
   static String redact(String url) {
-    return url == null ? null : url.replaceFirst("//[^@/]*@", "//***@");
+    return url == null ? null : url.replaceFirst("//[^/]*@", "//***@");
   }
 
   /**
@@ -55,21 +59,17 @@ final class RedisSupport {
    *     refuses its user, password or database
    */
   static Backend open(String url, String keyPrefix, Duration timeout) {
-    URI uri = URI.create(url.trim());
+    RedisUrl parsed = RedisUrl.parse(url); // checked when the file was read
     int millis = (int) Math.min(Integer.MAX_VALUE, timeout.toMillis());
     Config config = new Config();
     config.setLazyInitialization(true);
     // Redisson reads a user and password from the address itself
-    String userInfo = uri.getRawUserInfo() == null ? "" : uri.getRawUserInfo() + "@";
-    SingleServerConfig server = config.useSingleServer()
-        .setAddress(uri.getScheme() + "://" + userInfo + uri.getHost() + ":" + (uri.getPort() < 0 ? 6379 : uri.getPort()))
+    config.useSingleServer()
+        .setAddress(parsed.address())
+        .setDatabase(parsed.database())
         .setTimeout(millis)
         .setConnectTimeout(millis)
         .setRetryAttempts(0);
-    String path = uri.getPath();
-    if (path != null && path.length() > 1) {
-      server.setDatabase(Integer.parseInt(path.substring(1)));
-    }
     RedissonClient client = Redisson.create(config);
     try {
       RedisBackend backend;

@@ -210,6 +210,7 @@ class RateLimitConfigTest {
       redis bad timeout         | ratelimit.backend=redis\\nratelimit.redis.url=redis://h\\nratelimit.redis.timeout=soon | ratelimit.redis.timeout: 'soon' is not a positive duration
       redis timeout too long    | ratelimit.backend=redis\\nratelimit.redis.url=redis://h\\nratelimit.redis.timeout=1s | ratelimit.redis.timeout: '1s' is longer than ratelimit.timeout (250 ms)
       bad limiter timeout       | ratelimit.timeout=0ms                                        | ratelimit.timeout: '0ms' is not a positive duration
+      redis query refused       | ratelimit.backend=redis\\nratelimit.redis.url=redis://h:1?ssl=true | ratelimit.redis.url: 'redis://h:1?ssl=true': takes no query
       redis password hidden     | ratelimit.backend=redis\\nratelimit.redis.url=redis://u:hunter2@h/x | ratelimit.redis.url: 'redis://***@h/x': the path must be a database number
       """)
   void badConfigNamesTheProperty(String kind, String extra, String message) {

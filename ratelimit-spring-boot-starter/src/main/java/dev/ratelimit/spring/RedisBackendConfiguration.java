@@ -1,6 +1,7 @@
 package dev.ratelimit.spring;
 
 import dev.ratelimit.redis.RedisBackend;
+import dev.ratelimit.redis.RedisUrl;
 import java.time.Duration;
 import dev.ratelimit.spi.Backend;
 import org.redisson.Redisson;
@@ -99,8 +100,16 @@ class RedisBackendConfiguration {
             config.setPassword(password);
           }
         }
+        RedisUrl parsed;
+        try {
+          parsed = RedisUrl.parse(url); // the port defaults to 6379, the path is the database: as the servlet's file
+        } catch (IllegalArgumentException e) {
+          throw new IllegalStateException((properties.getRedis().getUrl() != null ? "ratelimit.redis.url"
+              : "spring.data.redis.url (or host and port)") + ": " + e.getMessage(), e);
+        }
         config.useSingleServer()
-            .setAddress(url)
+            .setAddress(parsed.address())
+            .setDatabase(parsed.database())
             .setTimeout((int) redisTimeout(properties, environment).toMillis())
             .setRetryAttempts(0);
         client = Redisson.create(config);

@@ -216,6 +216,20 @@ class RateLimitAutoConfigurationTest {
   }
 
   @Test
+  void theUrlsPathIsTheDatabaseAsInTheServletFilesUrl() {
+    try (RedisServer redis = RedisServer.start()) { // its own server: the test reads its keyspace
+      runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=" + redis.url() + "/3",
+          "ratelimit.timeout=5s", "ratelimit.redis.timeout=5s").run(context ->
+          assertThat(context.getBean(RateLimiter.class).check("k", Policy.parse("1/1m")).isDegraded()).isFalse());
+      assertThat(redis.info("keyspace")).as("the check's key is in database 3").contains("db3:keys=1")
+          .doesNotContain("db0:");
+      runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=redis://u:hunter2@h/x")
+          .run(context -> assertThat(context).hasFailed().getFailure()
+              .hasStackTraceContaining("ratelimit.redis.url: 'redis://***@h/x': the path must be a database number"));
+    }
+  }
+
+  @Test
   void bootsRedisUsernameAndPasswordAreUsed() {
     try (RedisServer redis = RedisServer.start()) { // its own server: the test changes its users
       redis.command("ACL", "SETUSER", "limiter", "on", ">s3cret", "~*", "+@all");
