@@ -4,6 +4,7 @@ import dev.ratelimit.Algorithm;
 import dev.ratelimit.FailureMode;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.spi.Backend;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -22,6 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.TreeMap;
+import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -193,11 +195,32 @@ public final class RateLimitConfig {
    *     refuses its user, password or database
    */
   public RateLimiter newLimiter() {
+    return newLimiter(builder -> builder);
+  }
+
+  /**
+   * {@link #newLimiter()}, with what the file cannot say added in code before the limiter is built:
+   * {@code config.newLimiter(b -> b.listener(metrics).shadowPolicies(Set.of("login")).clock(clock))}.
+   * The builder already holds the file's failure mode, timeout and backend. When {@code customize}
+   * or {@code build()} throws, the backend (and its Redisson client) is closed.
+   *
+   * @throws IllegalArgumentException naming {@code ratelimit.redis.url} when a Redis that answers
+   *     refuses its user, password or database, or as {@code customize} or the builder throws
+   */
+  public RateLimiter newLimiter(UnaryOperator<RateLimiter.Builder> customize) {
     RateLimiter.Builder builder = RateLimiter.builder().failureMode(failureMode).timeout(timeout);
-    if (backend.equals("redis")) {
-      builder.backend(RedisSupport.open(redisUrl, redisKeyPrefix, redisTimeout));
+    Backend own = backend.equals("redis") ? RedisSupport.open(redisUrl, redisKeyPrefix, redisTimeout) : null;
+    if (own != null) {
+      builder.backend(own);
     }
-    return builder.build();
+    try {
+      return customize.apply(builder).build();
+    } catch (RuntimeException | Error e) {
+      if (own != null) {
+        own.close();
+      }
+      throw e;
+    }
   }
 
   /**

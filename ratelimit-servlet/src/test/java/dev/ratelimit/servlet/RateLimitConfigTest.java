@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.FailureMode;
+import dev.ratelimit.ManualClock;
 import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.RateLimiter;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.UncheckedIOException;
@@ -154,7 +157,7 @@ class RateLimitConfigTest {
     assertThat(config.timeout()).isEqualTo(Duration.ofMillis(1500));
     assertThat(config.toString()).doesNotContain("secret");
     assertThat(loadProperties(MINIMAL).timeout()).as("the limiter's default")
-        .isEqualTo(dev.ratelimit.RateLimiter.Builder.DEFAULT_TIMEOUT);
+        .isEqualTo(RateLimiter.Builder.DEFAULT_TIMEOUT);
     RateLimitConfig shortWait = loadProperties(MINIMAL + """
         ratelimit.backend=redis
         ratelimit.redis.url=redis://127.0.0.1:6390
@@ -162,6 +165,27 @@ class RateLimitConfigTest {
         """);
     assertThat(shortWait.redisTimeout()).as("the default Redis timeout, shortened to the limiter's")
         .isEqualTo(Duration.ofMillis(100));
+  }
+
+  @Test
+  void whatTheFileCannotSayIsAddedInCode() {
+    RateLimitConfig config = loadProperties(MINIMAL);
+    ManualClock clock = ManualClock.at(java.time.Instant.parse("2026-12-01T00:00:00Z"));
+    List<String> outcomes = new java.util.concurrent.CopyOnWriteArrayList<>();
+    Policy policy = Policy.of(1, Duration.ofMinutes(1)).withName("p");
+    try (RateLimiter limiter = config.newLimiter(b -> b.clock(clock)
+        .listener(new RateLimitListener() {
+          @Override
+          public void onDecision(Policy p, Outcome outcome) {
+            outcomes.add(p.name() + " " + outcome);
+          }
+        }))) {
+      assertThat(limiter.check("k", policy).allowed()).isTrue();
+      assertThat(limiter.check("k", policy).allowed()).isFalse();
+      clock.advance(Duration.ofMinutes(1));
+      assertThat(limiter.check("k", policy).allowed()).as("on the given clock").isTrue();
+    }
+    assertThat(outcomes).containsExactly("p ALLOWED", "p DENIED", "p ALLOWED");
   }
 
   @ParameterizedTest(name = "{0}")

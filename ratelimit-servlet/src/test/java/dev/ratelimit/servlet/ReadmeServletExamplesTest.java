@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -48,6 +49,14 @@ class ReadmeServletExamplesTest {
       servletContext.addFilter("rateLimit", filter).addMappingForUrlPatterns(null, false, "/*");
       """;
 
+  /** The README's example of adding in code what the file cannot say; {@link #customizedExample} runs it. */
+  private static final String CUSTOMIZED = """
+      RateLimitConfig config = RateLimitConfig.load("classpath:ratelimit.properties");
+      RateLimiter limiter = config.newLimiter(b -> b.listener(metrics).shadowPolicies(Set.of("per-key")));
+      RateLimitFilter filter = config.filterBuilder(limiter).build();   // close the limiter when done
+      servletContext.addFilter("rateLimit", filter).addMappingForUrlPatterns(null, false, "/*");
+      """;
+
   @TempDir
   Path dir;
 
@@ -70,7 +79,7 @@ class ReadmeServletExamplesTest {
 
   @Test
   void theReadmeShowsTheCodeThisTestRuns() throws IOException {
-    assertThat(blocks(section(), "java")).containsExactly(PROGRAMMATIC);
+    assertThat(blocks(section(), "java")).containsExactly(PROGRAMMATIC, CUSTOMIZED);
   }
 
   @Test
@@ -106,6 +115,51 @@ class ReadmeServletExamplesTest {
     } finally {
       created.get().close();
     }
+  }
+
+  @Test
+  void customizedExample() throws Exception {
+    Path classes = Files.createDirectories(dir.resolve("classes"));
+    Files.writeString(classes.resolve("ratelimit.properties"), blocks(section(), "properties").get(0));
+    List<String> shadowDenials = new java.util.concurrent.CopyOnWriteArrayList<>();
+    dev.ratelimit.RateLimitListener metrics = new dev.ratelimit.RateLimitListener() {
+      @Override
+      public void onDecision(Policy policy, Outcome outcome) {
+        if (outcome == Outcome.SHADOW_DENIED) {
+          shadowDenials.add(policy.name());
+        }
+      }
+    };
+    AtomicReference<RateLimiter> created = new AtomicReference<>();
+    Thread thread = Thread.currentThread();
+    ClassLoader before = thread.getContextClassLoader();
+    try (URLClassLoader webapp = new URLClassLoader(new URL[] {classes.toUri().toURL()}, getClass().getClassLoader())) {
+      thread.setContextClassLoader(webapp);
+      ServletContextListener initializer = new ServletContextListener() {
+        @Override
+        public void contextInitialized(ServletContextEvent event) {
+          ServletContext servletContext = event.getServletContext();
+          // --- as in the README
+          RateLimitConfig config = RateLimitConfig.load("classpath:ratelimit.properties");
+          RateLimiter limiter = config.newLimiter(b -> b.listener(metrics).shadowPolicies(Set.of("per-key")));
+          RateLimitFilter filter = config.filterBuilder(limiter).build();   // close the limiter when done
+          servletContext.addFilter("rateLimit", filter).addMappingForUrlPatterns(null, false, "/*");
+          // ---
+          created.set(limiter);
+        }
+      };
+      try (TestServer server = TestServer.start(context -> context.addEventListener(initializer))) {
+        for (int i = 0; i < 21; i++) { // 100 a minute at cost 5: the 21st write would be denied
+          assertThat(server.send("POST", "/api/x", "X-Api-Key", "k").statusCode()).as("per-key is a shadow policy")
+              .isEqualTo(200);
+        }
+      } finally {
+        created.get().close();
+      }
+    } finally {
+      thread.setContextClassLoader(before);
+    }
+    assertThat(shadowDenials).containsExactly("per-key");
   }
 
   @Test
