@@ -3,10 +3,17 @@ package dev.ratelimit.memory;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
 
-/** FIXED_WINDOW: a count {@code n} for the window starting at {@code s}; twin of fixed_window.lua. */
+/**
+ * FIXED_WINDOW: a count {@code n} for the window starting at {@code s}; twin of fixed_window.lua,
+ * which keeps one key per window. Here the newest window and the one before it are kept, so that a
+ * late check (a {@code now} read before another thread's, in the window before) is counted in its
+ * own window, as Redis counts it in that window's key, and never rolls the newer window back.
+ */
 final class FixedWindow extends State {
   private long start = Long.MIN_VALUE;
   private long count;
+  /** The count of the window before {@code start}. */
+  private long previous;
   /** The window {@code start} was computed for (0: unknown). */
   private long startWindow;
 
@@ -15,15 +22,20 @@ final class FixedWindow extends State {
     long window = p.windowMicros();
     long limit = p.limit();
     long s = windowStart(t, window, start, startWindow); // t − t mod W
-    long n = start == s ? count : 0;
+    long n = start == s ? count : s == start - window ? previous : 0;
     long windowEnd = s + window - t;
     if (n + c <= limit) {
       if (consume) {
-        start = s;
-        startWindow = window;
-        count = n + c;
+        if (s >= start) { // this window, or a newer one
+          previous = s == start ? previous : s == start + window ? count : 0;
+          start = s;
+          startWindow = window;
+          count = n + c;
+          expiresAt = s + window;
+        } else if (s == start - window) { // a late check: the window before, still remembered
+          previous = n + c;
+        } // older still: its window was over before the newest began; nothing to keep
         n += c;
-        expiresAt = s + window;
       }
       return Decision.allowed(p, limit - n, n > 0 ? windowEnd : 0, 0);
     }
@@ -36,6 +48,7 @@ final class FixedWindow extends State {
     start = snapshot[0];
     startWindow = 0;
     count = snapshot[1];
+    previous = 0;
   }
 
   @Override

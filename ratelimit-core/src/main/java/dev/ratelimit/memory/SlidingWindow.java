@@ -6,7 +6,9 @@ import dev.ratelimit.Policy;
 /**
  * SLIDING_WINDOW (counter): the previous window's count {@code p} weighted by the part of it still
  * inside the sliding window, plus the current window's count {@code n}. All arithmetic is in
- * integers scaled by W, so the estimate is exact. Twin of sliding_window.lua.
+ * integers scaled by W, so the estimate is exact. Twin of sliding_window.lua, which keeps one key
+ * per window: a late check (a {@code now} in the window before the newest) is counted in its own
+ * window and never rolls the newer one back.
  */
 final class SlidingWindow extends State {
   private long start = Long.MIN_VALUE;
@@ -27,18 +29,24 @@ final class SlidingWindow extends State {
       n = current;
     } else if (start == s - window) {
       prev = current;
+    } else if (s == start - window) { // a late check (a now read before another thread's): the window before
+      n = previous; // the count of the window before it is not kept (Redis's key for it expires then)
     }
     long elapsed = t - s;
     // estimate·W = prev·(W − elapsed) + n·W; allow iff estimate + c <= limit
     long weighted = prev * (window - elapsed);
     if (weighted <= (limit - n - c) * window) {
       if (consume) {
-        start = s;
-        startWindow = window;
-        previous = prev;
-        current = n + c;
+        if (s >= start) { // this window, or a newer one
+          start = s;
+          startWindow = window;
+          previous = prev;
+          current = n + c;
+          expiresAt = s + 2 * window;
+        } else if (s == start - window) { // late: counted in its own window, the newer one kept
+          previous = n + c;
+        } // older still: nothing to keep, the newer windows stay as they are
         n += c;
-        expiresAt = s + 2 * window;
       }
       long remaining = limit - n - ceilDiv(weighted, window);
       long resetAfter = n > 0 ? s + 2 * window - t : prev > 0 ? s + window - t : 0;

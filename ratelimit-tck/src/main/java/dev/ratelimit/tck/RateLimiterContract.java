@@ -494,6 +494,47 @@ public abstract class RateLimiterContract {
     assertThat(limiter.check(k, p).allowed()).isFalse();
   }
 
+  /**
+   * A late check (its {@code now} read before another thread's, back in the previous window) is
+   * decided and counted in its own window, and the newer window's count survives it.
+   */
+  @Test
+  void fixedWindowCountsALateCheckInItsOwnWindow() {
+    Policy p = policy(Algorithm.FIXED_WINDOW, 2, Duration.ofSeconds(10));
+    String k = key("late");
+    advanceMicros(5_000_000);
+    assertThat(limiter.check(k, p, 2).allowed()).isTrue(); // window [0 s, 10 s) full
+    advanceMicros(5_000_000);
+    assertThat(limiter.check(k, p, 2).allowed()).isTrue(); // window [10 s, 20 s) full
+    clock.set(START.plusMillis(9_500));
+    Decision late = limiter.check(k, p);
+    assertThat(late.allowed()).as("its own window is full").isFalse();
+    assertThat(late.retryAfter()).isEqualTo(Duration.ofMillis(500));
+    clock.set(START.plusMillis(10_500));
+    Decision now = limiter.check(k, p);
+    assertThat(now.allowed()).as("the newer window kept its count").isFalse();
+    assertThat(now.retryAfter()).isEqualTo(Duration.ofMillis(9_500));
+  }
+
+  /** The same for the sliding window counter: the late check counts in its window, the newer one stays. */
+  @Test
+  void slidingWindowCountsALateCheckInItsOwnWindow() {
+    Policy p = policy(Algorithm.SLIDING_WINDOW, 4, Duration.ofSeconds(10));
+    String k = key("sw-late");
+    assertThat(limiter.check(k, p, 2).allowed()).isTrue(); // window [0 s, 10 s): 2
+    advanceMicros(10_000_000);
+    assertThat(limiter.check(k, p, 2).allowed()).isTrue(); // 2·(1 − 0) + 2 = 4: window [10 s, 20 s): 2
+    clock.set(START.plusMillis(9_500));
+    Decision late = limiter.check(k, p);
+    assertThat(late.allowed()).as("in [0 s, 10 s): 0 before it, 2 in it").isTrue();
+    assertThat(late.remaining()).isEqualTo(1);
+    clock.set(START.plusMillis(10_500));
+    Decision now = limiter.check(k, p);
+    // previous 3 weighted by 9.5/10, plus 2, plus 1 > 4: denied until 3·(1 − f) <= 1, f = 2/3
+    assertThat(now.allowed()).isFalse();
+    assertThat(now.retryAfter()).isEqualTo(Duration.ofNanos(6_166_667_000L));
+  }
+
   /** After 10 requests fill a 10-per-window policy, exactly 5 more pass at the next window's half. */
   @Test
   void slidingWindowCounterWeighsThePreviousWindow() {
