@@ -26,8 +26,10 @@ final class FixedWindow extends State {
     long windowEnd = s + window - t;
     if (n + c <= limit) {
       if (consume) {
-        if (s >= start) { // this window, or a newer one
-          previous = s == start ? previous : s == start + window ? count : 0;
+        if (s == start) {
+          count = n + c;
+        } else if (s > start) { // a newer window: this one becomes the one before
+          previous = s == start + window ? count : 0;
           start = s;
           startWindow = window;
           count = n + c;
