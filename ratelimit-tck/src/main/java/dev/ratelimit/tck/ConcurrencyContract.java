@@ -70,7 +70,7 @@ public abstract class ConcurrencyContract {
     List<RateLimiter> limiters = new ArrayList<>();
     List<Throwable> errors = new java.util.concurrent.CopyOnWriteArrayList<>();
     for (int i = 0; i < instances; i++) {
-      limiters.add(RateLimiterContract.correctnessLimiter(clock, newBackend(i), errors));
+      limiters.add(RateLimiterContract.correctnessLimiter(clock, newBackend(i), errors, null));
     }
     ExecutorService pool = Executors.newFixedThreadPool(THREADS * instances);
     try {
