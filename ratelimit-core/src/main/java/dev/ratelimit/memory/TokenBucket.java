@@ -19,8 +19,10 @@ final class TokenBucket extends State {
     long capacity = p.burst() * window;
     boolean fresh = credits < 0;
     long tokens = capacity;
+    long lag = 0; // a late check (t before the last refill): the bucket refills from last, not from t
     if (!fresh) {
       long elapsed = Math.max(0, t - last);
+      lag = Math.max(0, last - t);
       long missing = capacity - credits;
       tokens = missing <= 0 || refills(elapsed, limit, missing) ? capacity : credits + elapsed * limit;
     }
@@ -32,14 +34,14 @@ final class TokenBucket extends State {
         last = fresh ? t : Math.max(last, t);
       }
       long missing = capacity - tokens; // >= 0
-      long resetAfter = missing == 0 ? 0 : (missing - 1) / limit + 1; // ceil without floorDiv's sign fix-up
+      long untilFull = missing == 0 ? 0 : (missing - 1) / limit + 1; // ceil without floorDiv's sign fix-up
       if (consume) {
-        expiresAt = last + resetAfter;
+        expiresAt = last + untilFull;
       }
-      return Decision.allowed(p, tokens / window, resetAfter, 0);
+      return Decision.allowed(p, tokens / window, untilFull == 0 ? 0 : lag + untilFull, 0);
     }
-    return Decision.denied(p, tokens / window, ceilDiv(need - tokens, limit),
-        ceilDiv(capacity - tokens, limit));
+    return Decision.denied(p, tokens / window, lag + ceilDiv(need - tokens, limit),
+        lag + ceilDiv(capacity - tokens, limit));
   }
 
   /**

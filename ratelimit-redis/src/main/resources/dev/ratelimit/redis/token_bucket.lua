@@ -6,11 +6,13 @@ local function token_bucket(keys, t, c, window, limit, burst, apply)
   local tokens = capacity
   local stored = get(keys[1])
   local last = t
+  local lag = 0 -- a late check (t before the last refill): the bucket refills from last, not from t
   if stored then
     local credits_text, last_text = string.match(stored, '^(%-?%d+) (%-?%d+)$')
     local credits = tonumber(credits_text)
     last = tonumber(last_text)
     local elapsed = math.max(0, t - last)
+    lag = math.max(0, last - t)
     local missing = capacity - credits
     if missing > 0 and elapsed <= math.floor(missing / limit) then
       tokens = credits + elapsed * limit
@@ -21,12 +23,18 @@ local function token_bucket(keys, t, c, window, limit, burst, apply)
   if tokens >= need then
     if apply then
       tokens = tokens - need
-      local until_full = ceil_div(capacity - tokens, limit)
+    end
+    local until_full = ceil_div(capacity - tokens, limit)
+    if apply then
       set_px(keys[1], string.format('%d %d', tokens, last), ttl_ms(last + until_full - t))
     end
-    return 1, math.floor(tokens / window), 0, ceil_div(capacity - tokens, limit), 0
+    local reset_after = 0
+    if until_full > 0 then
+      reset_after = lag + until_full
+    end
+    return 1, math.floor(tokens / window), 0, reset_after, 0
   end
-  return 0, math.floor(tokens / window), ceil_div(need - tokens, limit), ceil_div(capacity - tokens, limit), 0
+  return 0, math.floor(tokens / window), lag + ceil_div(need - tokens, limit), lag + ceil_div(capacity - tokens, limit), 0
 end
 
 -- The state as StateSnapshots reads it: {credits, last}; a missing bucket is a full one now.

@@ -556,6 +556,26 @@ public abstract class RateLimiterContract {
     assertThat(now.retryAfter()).isEqualTo(Duration.ofMillis(9_500));
   }
 
+  /**
+   * A late check on a token bucket (its now before the bucket's last refill) waits for the refill
+   * that starts at that last moment: its retryAfter counts from its own now.
+   */
+  @Test
+  void tokenBucketRetryAfterOfALateCheckCountsTheLag() {
+    Policy p = policy(Algorithm.TOKEN_BUCKET, 1, Duration.ofSeconds(1));
+    String k = key("tb-late");
+    assertThat(limiter.check(k, p).allowed()).isTrue(); // empty at START, full again at START + 1 s
+    clock.set(START.minusMillis(500));
+    Decision late = limiter.check(k, p);
+    assertThat(late.allowed()).isFalse();
+    assertThat(late.retryAfter()).isEqualTo(Duration.ofMillis(1_500));
+    assertThat(late.resetAfter()).isEqualTo(Duration.ofMillis(1_500));
+    clock.set(START.plusSeconds(1).minusNanos(1_000));
+    assertThat(limiter.check(k, p).allowed()).as("1 µs before").isFalse();
+    clock.set(START.plusSeconds(1));
+    assertThat(limiter.check(k, p).allowed()).as("at retryAfter").isTrue();
+  }
+
   /** The same for the sliding window counter: the late check counts in its window, the newer one stays. */
   @Test
   void slidingWindowCountsALateCheckInItsOwnWindow() {
