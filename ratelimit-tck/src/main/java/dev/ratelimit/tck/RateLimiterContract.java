@@ -375,6 +375,19 @@ public abstract class RateLimiterContract {
   // ---------------------------------------------------------------- checkAll
 
   @Test
+  void checkAllIsAllOrNothingForEveryAlgorithmAsTheMemberThatHadRoom() {
+    for (Algorithm algorithm : Algorithm.values()) {
+      String k = key("all-" + algorithm);
+      Policy roomy = policy(algorithm, 5, Duration.ofMinutes(1)).withName("roomy");
+      Policy exhausted = policy(Algorithm.SLIDING_LOG, 2, Duration.ofMinutes(1)).withName("exhausted");
+      assertThat(limiter.check(k, exhausted, 2).allowed()).isTrue();
+      MultiDecision denied = limiter.checkAll(k, List.of(roomy, exhausted), 2);
+      assertThat(denied.allowed()).isFalse();
+      assertThat(limiter.inspect(k, roomy).remaining()).as("%s consumed nothing", algorithm).isEqualTo(5);
+    }
+  }
+
+  @Test
   void checkAllIsAllOrNothingAcrossAlgorithms() {
     String k = key("all");
     Policy perSecond = policy(Algorithm.SLIDING_LOG, 3, Duration.ofSeconds(1)).withName("second");
@@ -674,6 +687,36 @@ public abstract class RateLimiterContract {
     assertThat(d.allowed()).isFalse();
     assertThat(d.retryAfter()).isEqualTo(Duration.ofNanos(333_334_000));
     assertThat(d.resetAfter()).isEqualTo(Duration.ofSeconds(1));
+  }
+
+  @Test
+  void leakyBucketDelaysRoundUpWhenTheIntervalIsNotAWholeMicrosecond() {
+    Policy p = policy(Algorithm.LEAKY_BUCKET, 3, Duration.ofSeconds(1)); // T = 333,333⅓ µs, burst 3
+    String k = key("lb-fraction");
+    assertThat(limiter.check(k, p).delay()).isZero();
+    assertThat(limiter.check(k, p).delay()).isEqualTo(Duration.ofNanos(333_334_000));
+    assertThat(limiter.check(k, p).delay()).isEqualTo(Duration.ofNanos(666_667_000));
+    Decision full = limiter.check(k, p);
+    assertThat(full.allowed()).isFalse();
+    assertThat(full.retryAfter()).isEqualTo(Duration.ofNanos(333_334_000));
+    advanceMicros(333_333);
+    assertThat(limiter.check(k, p).allowed()).as("1 µs before").isFalse();
+    advanceMicros(1);
+    Decision next = limiter.check(k, p);
+    assertThat(next.allowed()).isTrue();
+    assertThat(next.delay()).as("three intervals end exactly 1 s after the start: 666,666 µs from now")
+        .isEqualTo(Duration.ofNanos(666_666_000));
+  }
+
+  /** Only the leaky bucket delays: every other algorithm's admitted decision has no delay. */
+  @ParameterizedTest
+  @EnumSource(value = Algorithm.class, names = "LEAKY_BUCKET", mode = EnumSource.Mode.EXCLUDE)
+  void otherAlgorithmsNeverDelay(Algorithm algorithm) {
+    Policy p = policy(algorithm, 3, Duration.ofSeconds(1));
+    String k = key("no-delay");
+    for (int i = 0; i < 3; i++) {
+      assertThat(limiter.check(k, p).delay()).isZero();
+    }
   }
 
   @Test
