@@ -51,6 +51,15 @@ public abstract class ConcurrencyContract {
     assertThat(run(p, keys)).isEqualTo(1_000);
   }
 
+  /** Cost 3 against a capacity of 1,000: exactly 333 checks pass, and 1 unit is left. */
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void threadsWithACostAdmitExactlyWhatFits(Algorithm algorithm) throws Exception {
+    Policy p = Policy.of(1_000, Duration.ofMinutes(1)).withAlgorithm(algorithm);
+    String key = "tck:concurrency:" + UUID.randomUUID();
+    assertThat(run(p, List.of(key), 3)).isEqualTo(333);
+  }
+
   @ParameterizedTest
   @EnumSource(Algorithm.class)
   void threadsOnManyKeysAdmitExactlyTheLimitPerKey(Algorithm algorithm) throws Exception {
@@ -65,6 +74,11 @@ public abstract class ConcurrencyContract {
 
   /** Runs every thread of every instance over {@code keys} round-robin; returns the admitted count. */
   private long run(Policy p, List<String> keys) throws Exception {
+    return run(p, keys, 1);
+  }
+
+  /** {@link #run(Policy, List)} with checks of {@code cost}. */
+  private long run(Policy p, List<String> keys, long cost) throws Exception {
     ManualClock clock = ManualClock.at(Instant.ofEpochSecond(1_700_000_000L));
     int instances = instances();
     List<RateLimiter> limiters = new ArrayList<>();
@@ -87,7 +101,7 @@ public abstract class ConcurrencyContract {
             start.await();
             for (int n = 0; n < perThread; n++) {
               String key = keys.get((offset + n) % keys.size());
-              if (limiter.check(key, p).allowed()) {
+              if (limiter.check(key, p, cost).allowed()) {
                 admitted.incrementAndGet();
               } else {
                 denied.incrementAndGet();

@@ -292,6 +292,25 @@ public abstract class RateLimiterContract {
     assertThat(exhausted.retryAfter()).isEqualTo(limiter.check(k, p).retryAfter());
   }
 
+  /** A reset forgets the previous window of a sliding window counter too, and nothing of other policies or keys. */
+  @Test
+  void resetForgetsEveryWindowOfItsPolicyAndNothingElse() {
+    Policy sw = policy(Algorithm.SLIDING_WINDOW, 4, Duration.ofSeconds(10)).withName("sw");
+    Policy other = policy(Algorithm.FIXED_WINDOW, 4, Duration.ofSeconds(10)).withName("other");
+    String k = key("reset-sw");
+    String neighbour = key("reset-sw-neighbour");
+    limiter.check(k, sw, 4);
+    limiter.check(k, other, 3);
+    limiter.check(neighbour, sw, 2);
+    advanceMicros(10_000_000); // the 4 now weigh from the previous window
+    assertThat(limiter.inspect(k, sw).remaining()).isZero();
+    limiter.reset(k, sw);
+    assertThat(limiter.inspect(k, sw).remaining()).as("the previous window forgotten too").isEqualTo(4);
+    clock.set(START); // back in the window where the other policy counted 3
+    assertThat(limiter.inspect(k, other).remaining()).as("another policy of the key").isEqualTo(1);
+    assertThat(limiter.inspect(neighbour, sw).remaining()).as("another key").isEqualTo(2);
+  }
+
   @ParameterizedTest
   @EnumSource(Algorithm.class)
   void resetForgetsTheKey(Algorithm algorithm) {
