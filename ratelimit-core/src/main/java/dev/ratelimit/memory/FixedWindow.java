@@ -22,19 +22,20 @@ final class FixedWindow extends State {
     long window = p.windowMicros();
     long limit = p.limit();
     long s = windowStart(t, window, start, startWindow); // t − t mod W
-    long n = start == s ? count : s == start - window ? previous : 0;
+    boolean sameLength = startWindow == window; // a policy's window may change under its name
+    long n = start == s ? count : sameLength && s == start - window ? previous : 0;
     long windowEnd = s + window - t;
     if (n + c <= limit) {
       if (consume) {
-        if (s == start) {
+        if (s == start && sameLength) {
           count = n + c;
-        } else if (s > start) { // a newer window: this one becomes the one before
-          previous = s == start + window ? count : 0;
+        } else if (s >= start) { // a newer window (this one becomes the one before), or a new length
+          previous = sameLength && s == start + window ? count : 0;
           start = s;
           startWindow = window;
           count = n + c;
           expiresAt = s + window;
-        } else if (s == start - window) { // a late check: the window before, still remembered
+        } else if (sameLength && s == start - window) { // a late check: the window before, still remembered
           previous = n + c;
         } // older still: its window was over before the newest began; nothing to keep
         n += c;

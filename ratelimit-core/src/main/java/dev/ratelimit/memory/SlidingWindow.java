@@ -29,7 +29,7 @@ final class SlidingWindow extends State {
       n = current;
     } else if (start == s - window) {
       prev = current;
-    } else if (s == start - window) { // a late check (a now read before another thread's): the window before
+    } else if (s == start - window && startWindow == window) { // a late check (a now read before another thread's)
       n = previous; // the count of the window before it is not kept (Redis's key for it expires then)
     }
     long elapsed = t - s;
@@ -43,7 +43,7 @@ final class SlidingWindow extends State {
           previous = prev;
           current = n + c;
           expiresAt = s + 2 * window;
-        } else if (s == start - window) { // late: counted in its own window, the newer one kept
+        } else if (s == start - window && startWindow == window) { // late: counted in its own window, the newer one kept
           previous = n + c;
         } // older still: nothing to keep, the newer windows stay as they are
         n += c;

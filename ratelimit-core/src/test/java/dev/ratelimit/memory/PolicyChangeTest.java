@@ -37,6 +37,25 @@ class PolicyChangeTest {
     }
   }
 
+  /**
+   * A window that changes length under its name where both lengths start a window at the same
+   * moment: the count is kept and the key is held for the new window (with assertions on, a held
+   * expiry for the old length fails the entry's check).
+   */
+  @Test
+  void aFixedWindowOfANewLengthStartingTogetherKeepsItsCountAndItsKey() {
+    Policy v1 = Policy.of(5, Duration.ofSeconds(10), Algorithm.FIXED_WINDOW).withName("api");
+    Policy v2 = Policy.of(5, Duration.ofSeconds(20), Algorithm.FIXED_WINDOW).withName("api");
+    try (RateLimiter limiter = RateLimiter.builder().clock(clock).build()) { // 1,700,000,000 s: both start here
+      assertThat(limiter.check("k", v1).remaining()).isEqualTo(4);
+      Decision longer = limiter.check("k", v2);
+      assertThat(longer.remaining()).as("the count was kept").isEqualTo(3);
+      assertThat(longer.resetAfter()).isEqualTo(Duration.ofSeconds(20));
+      clock.advance(Duration.ofSeconds(15));
+      assertThat(limiter.check("k", v2).remaining()).as("still the 20 s window, 15 s in").isEqualTo(2);
+    }
+  }
+
   @Test
   void gcraKeepsItsTheoreticalArrivalTimeUnderANewRate() {
     Policy v1 = Policy.of(10, Duration.ofMinutes(1)).withName("api"); // T = 6 s

@@ -2,9 +2,12 @@ package dev.ratelimit.redis;
 
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.Locale;
+import java.util.Set;
 
 /**
- * A {@code redis://} or {@code rediss://} URL, {@code [user:password@]host[:port][/database]}, read
+ * A {@code redis://} or {@code rediss://} URL (or Valkey's {@code valkey://}, {@code valkeys://}),
+ * {@code [user:password@]host[:port][/database]}, read
  * the same way wherever a module builds its own Redisson client from one (the servlet filter's
  * config file, the Spring Boot starter), so that one URL names one database everywhere: the port
  * defaults to 6379, and the path is the database number (Redisson's address takes neither a
@@ -16,6 +19,7 @@ import java.net.URISyntaxException;
  */
 public record RedisUrl(String address, int database) {
   private static final int DEFAULT_PORT = 6379;
+  private static final Set<String> SCHEMES = Set.of("redis", "rediss", "valkey", "valkeys");
 
   /**
    * Reads {@code url}.
@@ -33,9 +37,10 @@ public record RedisUrl(String address, int database) {
     } catch (URISyntaxException e) {
       throw new IllegalArgumentException("'" + redact(url) + "' is not a URL: " + e.getReason());
     }
-    if (!("redis".equals(uri.getScheme()) || "rediss".equals(uri.getScheme())) || uri.getHost() == null) {
-      throw new IllegalArgumentException("'" + redact(url) + "' is not a redis:// or rediss:// URL with a host, "
-          + "e.g. redis://127.0.0.1:6379 (a host name may not contain '_')");
+    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+    if (!SCHEMES.contains(scheme) || uri.getHost() == null) {
+      throw new IllegalArgumentException("'" + redact(url) + "' is not a redis://, rediss://, valkey:// or "
+          + "valkeys:// URL with a host, e.g. redis://127.0.0.1:6379 (a host name may not contain '_')");
     }
     String path = uri.getPath() == null ? "" : uri.getPath();
     if (!path.isEmpty() && !path.equals("/") && !path.matches("/[0-9]{1,2}")) {
@@ -44,15 +49,16 @@ public record RedisUrl(String address, int database) {
     if (uri.getRawQuery() != null || uri.getRawFragment() != null) {
       throw new IllegalArgumentException("'" + redact(url) + "': takes no query or fragment (rediss:// for TLS)");
     }
-    String userInfo = uri.getRawUserInfo() == null ? "" : uri.getRawUserInfo() + "@";
+    // Redisson percent-decodes the user and password as a form would: a literal '+' must stay one
+    String userInfo = uri.getRawUserInfo() == null ? "" : uri.getRawUserInfo().replace("+", "%2B") + "@";
     int port = uri.getPort() < 0 ? DEFAULT_PORT : uri.getPort();
     int database = path.length() > 1 ? Integer.parseInt(path.substring(1)) : 0;
-    return new RedisUrl(uri.getScheme() + "://" + userInfo + uri.getHost() + ":" + port, database);
+    return new RedisUrl(scheme + "://" + userInfo + uri.getHost() + ":" + port, database);
   }
 
-  /** {@code url} without its user and password, for messages. */
+  /** {@code url} without its user and password (everything up to its last '@'), for messages. */
   public static String redact(String url) {
-    return url == null ? null : url.replaceFirst("//[^/]*@", "//***@");
+    return url == null ? null : url.replaceFirst("//.*@", "//***@");
   }
 
   /** The address without the user and password. */

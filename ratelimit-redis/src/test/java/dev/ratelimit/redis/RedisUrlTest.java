@@ -16,6 +16,9 @@ class RedisUrlTest {
       redis://h:6390/2                       | redis://h:6390                      | 2
       rediss://user:p%40ss@h/15              | rediss://user:p%40ss@h:6379         | 15
       redis://:secret@[::1]:7000/1           | redis://:secret@[::1]:7000          | 1
+      REDIS://h                              | redis://h:6379                      | 0
+      valkey://h:1/3                         | valkey://h:1                        | 3
+      redis://u:a+b@h                        | redis://u:a%2Bb@h:6379              | 0
       """)
   void aUrlIsAnAddressWithAPortAndADatabase(String url, String address, int database) {
     assertThat(RedisUrl.parse(url)).isEqualTo(new RedisUrl(address, database));
@@ -23,7 +26,7 @@ class RedisUrlTest {
 
   @ParameterizedTest
   @CsvSource(delimiter = '|', textBlock = """
-      http://h:1                   | is not a redis:// or rediss:// URL
+      http://h:1                   | is not a redis://, rediss://
       redis://app_redis_1:6379     | may not contain '_'
       redis://u:hunter2@h/x        | the path must be a database number
       redis://u:hunter2@h/123      | the path must be a database number
@@ -39,6 +42,7 @@ class RedisUrlTest {
   @CsvSource(delimiter = '|', textBlock = """
       redis://user:secret@h:1/2    | redis://***@h:1/2
       redis://user:p@ss@h          | redis://***@h
+      redis://u:pa/ss@h            | redis://***@h
       redis://h:1                  | redis://h:1
       """)
   void redactionHidesTheUserAndPassword(String url, String redacted) {

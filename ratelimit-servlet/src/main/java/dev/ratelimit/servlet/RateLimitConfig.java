@@ -201,23 +201,30 @@ public final class RateLimitConfig {
   /**
    * {@link #newLimiter()}, with what the file cannot say added in code before the limiter is built:
    * {@code config.newLimiter(b -> b.listener(metrics).shadowPolicies(Set.of("login")).clock(clock))}.
-   * The builder already holds the file's failure mode, timeout and backend. When {@code customize}
-   * or {@code build()} throws, the backend (and its Redisson client) is closed.
+   * The builder already holds the file's failure mode and timeout (a timeout set here should not be
+   * shorter than {@code ratelimit.redis.timeout}); the backend is the file's, set after
+   * {@code customize} runs. When {@code customize} or {@code build()} throws, that backend (and its
+   * Redisson client) is closed.
    *
    * @throws IllegalArgumentException naming {@code ratelimit.redis.url} when a Redis that answers
    *     refuses its user, password or database, or as {@code customize} or the builder throws
    */
   public RateLimiter newLimiter(UnaryOperator<RateLimiter.Builder> customize) {
-    RateLimiter.Builder builder = RateLimiter.builder().failureMode(failureMode).timeout(timeout);
+    Objects.requireNonNull(customize, "customize");
     Backend own = backend.equals("redis") ? RedisSupport.open(redisUrl, redisKeyPrefix, redisTimeout) : null;
-    if (own != null) {
-      builder.backend(own);
-    }
     try {
-      return customize.apply(builder).build();
+      RateLimiter.Builder builder = customize.apply(RateLimiter.builder().failureMode(failureMode).timeout(timeout));
+      if (own != null) {
+        builder.backend(own);
+      }
+      return builder.build();
     } catch (RuntimeException | Error e) {
       if (own != null) {
-        own.close();
+        try {
+          own.close();
+        } catch (RuntimeException closing) {
+          e.addSuppressed(closing);
+        }
       }
       throw e;
     }

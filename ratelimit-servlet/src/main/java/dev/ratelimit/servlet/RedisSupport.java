@@ -47,7 +47,7 @@ final class RedisSupport {
 
   /** The URL without its password, for messages (as {@link RedisUrl#redact}, without loading it). */
   static String redact(String url) {
-    return url == null ? null : url.replaceFirst("//[^/]*@", "//***@");
+    return url == null ? null : url.replaceFirst("//.*@", "//***@");
   }
 
   /**

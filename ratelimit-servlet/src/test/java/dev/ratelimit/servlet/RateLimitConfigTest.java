@@ -229,7 +229,7 @@ class RateLimitConfigTest {
       inline comment            | ratelimit.backend=memory    # or redis                       | ratelimit.backend: 'memory    # or redis' is not one of memory, redis
       redis without backend     | ratelimit.redis.url=redis://127.0.0.1:6379                   | ratelimit.redis.url: is set but ratelimit.backend is memory
       redis without url         | ratelimit.backend=redis                                      | ratelimit.redis.url: is required
-      redis bad url             | ratelimit.backend=redis\\nratelimit.redis.url=http://h:1      | ratelimit.redis.url: 'http://h:1' is not a redis:// or rediss:// URL
+      redis bad url             | ratelimit.backend=redis\\nratelimit.redis.url=http://h:1      | ratelimit.redis.url: 'http://h:1' is not a redis://, rediss://
       redis bad prefix          | ratelimit.backend=redis\\nratelimit.redis.url=redis://h\\nratelimit.redis.key-prefix=a:b | ratelimit.redis.key-prefix: 'a:b' must be
       redis bad timeout         | ratelimit.backend=redis\\nratelimit.redis.url=redis://h\\nratelimit.redis.timeout=soon | ratelimit.redis.timeout: 'soon' is not a positive duration
       redis timeout too long    | ratelimit.backend=redis\\nratelimit.redis.url=redis://h\\nratelimit.redis.timeout=1s | ratelimit.redis.timeout: '1s' is longer than ratelimit.timeout (250 ms)

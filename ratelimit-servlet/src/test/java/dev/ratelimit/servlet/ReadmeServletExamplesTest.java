@@ -154,7 +154,9 @@ class ReadmeServletExamplesTest {
               .isEqualTo(200);
         }
       } finally {
-        created.get().close();
+        if (created.get() != null) { // null when the initializer failed: that failure is the one to see
+          created.get().close();
+        }
       }
     } finally {
       thread.setContextClassLoader(before);

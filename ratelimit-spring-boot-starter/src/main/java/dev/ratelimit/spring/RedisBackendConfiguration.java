@@ -158,7 +158,8 @@ class RedisBackendConfiguration {
       return null;
     }
     String port = environment.getProperty("spring.data.redis.port", "6379");
-    return "redis://" + host + ":" + port;
+    boolean ipv6 = host.contains(":") && !host.startsWith("[");
+    return "redis://" + (ipv6 ? "[" + host + "]" : host) + ":" + port;
   }
 
   /**

@@ -169,6 +169,9 @@ class RateLimitAutoConfigurationTest {
         .hasStackTraceContaining("ratelimit.redis.timeout (1000 ms) is longer than ratelimit.timeout (250 ms)"));
     runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=redis://127.0.0.1:1",
         "ratelimit.timeout=150ms").run(context -> assertThat(context).hasNotFailed());
+    assertThat(RedisBackendConfiguration.redisUrl(new RateLimitProperties(),
+        new org.springframework.mock.env.MockEnvironment().withProperty("spring.data.redis.host", "::1")))
+        .as("an IPv6 host in brackets").isEqualTo("redis://[::1]:6379");
     RateLimitProperties shortWait = new RateLimitProperties();
     shortWait.setTimeout(Duration.ofMillis(150));
     assertThat(RedisBackendConfiguration.redisTimeout(shortWait, new org.springframework.mock.env.MockEnvironment()))

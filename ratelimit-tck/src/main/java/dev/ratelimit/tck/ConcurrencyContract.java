@@ -51,7 +51,7 @@ public abstract class ConcurrencyContract {
     assertThat(run(p, keys)).isEqualTo(1_000);
   }
 
-  /** Cost 3 against a capacity of 1,000: exactly 333 checks pass, and 1 unit is left. */
+  /** Cost 3 against a capacity of 1,000: exactly 333 checks pass. */
   @ParameterizedTest
   @EnumSource(Algorithm.class)
   void threadsWithACostAdmitExactlyWhatFits(Algorithm algorithm) throws Exception {
