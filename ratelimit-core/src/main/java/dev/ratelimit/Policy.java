@@ -28,7 +28,8 @@ import java.util.regex.Pattern;
  * for every algorithm but FIXED_WINDOW and SLIDING_LOG, capacity × window in microseconds is at most
  * 2<sup>52</sup> (about 52,000 per day or 1.25 million per hour), so that both backends, Java and
  * Lua, compute every decision exactly with the same integers. A SLIDING_LOG limit is at most
- * {@link #MAX_SLIDING_LOG_LIMIT} (it logs every admitted unit).
+ * {@link #MAX_SLIDING_LOG_LIMIT} (it logs every admitted unit); a FIXED_WINDOW limit, and the window
+ * of both, at most 2<sup>52</sup> (units; µs, about 142 years), for the same reason.
  *
  * @param limit units admitted per window, at least 1
  * @param window the window, at least 1 ms, a whole number of microseconds
@@ -66,7 +67,13 @@ public record Policy(long limit, Duration window, Algorithm algorithm, long burs
     Require.argument(algorithm != Algorithm.SLIDING_LOG || limit <= MAX_SLIDING_LOG_LIMIT,
         "SLIDING_LOG keeps every admitted unit of its window: limit must be at most %s, was %s; use "
             + "Policy.of(limit, window, Algorithm.SLIDING_WINDOW) for larger limits", MAX_SLIDING_LOG_LIMIT, limit);
-    if (algorithm != Algorithm.FIXED_WINDOW && algorithm != Algorithm.SLIDING_LOG) {
+    if (algorithm == Algorithm.FIXED_WINDOW || algorithm == Algorithm.SLIDING_LOG) {
+      Require.argument(limit <= MAX_CAPACITY_TIMES_WINDOW_MICROS,
+          "%s counts up to its limit exactly only to 2^52: limit must be at most %s, was %s",
+          algorithm, MAX_CAPACITY_TIMES_WINDOW_MICROS, limit);
+      Require.argument(micros(window) <= MAX_CAPACITY_TIMES_WINDOW_MICROS,
+          "%s measures its window exactly only to 2^52 µs (about 142 years): window was %s", algorithm, window);
+    } else {
       long capacity = algorithm.usesBurst() ? burst : limit;
       long micros = micros(window);
       Require.argument(capacity <= MAX_CAPACITY_TIMES_WINDOW_MICROS / micros,

@@ -100,6 +100,22 @@ class PolicyTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("limit × window");
   }
 
+  /** Lua's numbers are doubles: a fixed window's count and a window in µs stay below 2^52 too. */
+  @Test
+  void refusesAFixedWindowLimitOrAWindowBeyondExactArithmetic() {
+    long max = Policy.MAX_CAPACITY_TIMES_WINDOW_MICROS;
+    assertThat(Policy.of(max, Duration.ofMinutes(1), Algorithm.FIXED_WINDOW).limit()).isEqualTo(max);
+    assertThatThrownBy(() -> Policy.of(max + 1, Duration.ofMinutes(1), Algorithm.FIXED_WINDOW))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("limit must be at most 4503599627370496, was 4503599627370497");
+    Duration tooLong = Duration.ofNanos((max + 1) * 1_000);
+    assertThatThrownBy(() -> Policy.of(1, tooLong, Algorithm.SLIDING_LOG))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2^52 µs (about 142 years)");
+    assertThatThrownBy(() -> Policy.of(1, tooLong, Algorithm.FIXED_WINDOW))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("2^52 µs");
+    assertThat(Policy.of(1, Duration.ofDays(36_500), Algorithm.FIXED_WINDOW).window()).isEqualTo(Duration.ofDays(36_500));
+  }
+
   @Test
   void refusesASlidingLogLimitBeyondWhatItCanLog() {
     assertThatThrownBy(() -> Policy.of(Policy.MAX_SLIDING_LOG_LIMIT + 1, Duration.ofHours(1), Algorithm.SLIDING_LOG))
