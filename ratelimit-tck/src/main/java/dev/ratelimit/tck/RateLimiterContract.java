@@ -664,6 +664,24 @@ public abstract class RateLimiterContract {
     assertThat(limiter.inspect(k, p).remaining()).isEqualTo(1);
   }
 
+  /** Costs of hundreds of units (a script may log them in chunks): the log still orders every unit. */
+  @Test
+  void slidingLogWithLargeCostsWaitsForExactlyTheUnitsThatMustLeave() {
+    Policy p = policy(Algorithm.SLIDING_LOG, 1_000, Duration.ofSeconds(10));
+    String k = key("sl-large");
+    assertThat(limiter.check(k, p, 600).allowed()).isTrue();
+    advanceMicros(1_000_000);
+    assertThat(limiter.check(k, p, 400).allowed()).isTrue();
+    Decision one = limiter.check(k, p, 1);
+    assertThat(one.allowed()).isFalse();
+    assertThat(one.retryAfter()).as("the 600 of the start leave at 10 s").isEqualTo(Duration.ofSeconds(9));
+    Decision many = limiter.check(k, p, 601);
+    assertThat(many.retryAfter()).as("and one of the 400 at 11 s").isEqualTo(Duration.ofSeconds(10));
+    advanceMicros(9_000_000);
+    assertThat(limiter.check(k, p, 601).allowed()).as("600 free at 10 s, not 601").isFalse();
+    assertThat(limiter.check(k, p, 600).allowed()).isTrue();
+  }
+
   @Test
   void slidingLogRetryAfterWaitsForTheOldestUnitsToLeave() {
     Policy p = policy(Algorithm.SLIDING_LOG, 3, Duration.ofSeconds(10));
