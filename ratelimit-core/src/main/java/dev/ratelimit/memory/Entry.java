@@ -6,9 +6,16 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * One key's states, one per policy used with the key (usually one), and the key's lock: every
- * check of the key runs between {@link #lock()} and {@link #unlock()}, and no lock is ever held
- * across two keys. All fields but {@link #hold} and {@link #removed} are guarded by the lock.
+ * What a key holds besides its states: its lock and its expiry. Every check of the key runs between
+ * {@link #lock()} and {@link #unlock()}, and no lock is ever held across two keys. All fields but
+ * {@link #hold} and {@link #removed} are guarded by the lock.
+ *
+ * <p>A key's entry is its first {@link State} ({@code State} is the only subclass): the lock, the
+ * expiry and the first policy's numbers are one object, so a check of the key's first policy reads
+ * and writes one object (with {@link ColdPrefix}, normally on cache lines of its own), and a key
+ * used with one policy costs one object. The states of further policies used with the key are
+ * linked from it; their entry fields go unused (a check of such a policy reads the head and its
+ * own state).
  *
  * <p>The lock is a spin lock: one compare-and-set to take it, one release store to leave it, about
  * half the cost of an uncontended {@code synchronized} on this JDK. Critical sections are a few
@@ -30,7 +37,7 @@ import java.util.concurrent.locks.LockSupport;
  * older {@code now} than others (a slow thread) at least half a second before the state it needs
  * can be dropped.
  */
-final class Entry {
+abstract class Entry extends ColdPrefix {
   /** The least slack between a key's deadline and the moment the cache drops it, µs. */
   static final long MIN_SLACK_MICROS = 1_000_000;
   /** The most slack, µs: an hour. */
@@ -56,16 +63,14 @@ final class Entry {
   /** Checks made on this entry, for sampling reads recorded with the cache. */
   int visits;
 
-  /** The first of the key's states, linked by {@link State#next}. */
-  private State head;
-  /** How many states are linked: the entry's weight in the cache. */
+  /** How many states the key has, this one included: the entry's weight in the cache. */
   int states;
   /** When the last of the states stops mattering, µs. */
-  private long deadline = Long.MIN_VALUE;
+  private long deadline;
   /** When the cache may drop this entry, µs; read by the cache's expiry. */
-  volatile long hold = Long.MIN_VALUE;
+  volatile long hold;
   /** {@link #hold} in ns, saturated: compared with the cache's clock on every check. */
-  long holdNanos = Long.MIN_VALUE;
+  long holdNanos;
   /**
    * Set when the cache dropped this entry (expiry or size), or when {@code reset} removed it: a
    * thread holding it retries on the key's current entry.
@@ -81,6 +86,16 @@ final class Entry {
    * {@link #removed}): a check putting the entry back keeps it only if no reset finished since.
    */
   long resetsWhenDropped;
+
+  /**
+   * Sets the expiry of a key's new entry: none yet. Only a key's first state is its entry, so only
+   * it is set (the states of further policies leave these fields unused).
+   */
+  void startExpiry() {
+    deadline = Long.MIN_VALUE;
+    hold = Long.MIN_VALUE;
+    holdNanos = Long.MIN_VALUE;
+  }
 
   /** Takes the entry's lock; not reentrant. */
   void lock() {
@@ -112,43 +127,6 @@ final class Entry {
     LOCK.setRelease(this, 0);
   }
 
-  /** The state of {@code policy} (its name and algorithm), or null. */
-  State find(Policy policy) {
-    String name = policy.name();
-    for (State s = head; s != null; s = s.next) {
-      if (s.algorithm == policy.algorithm() && (s.policyName == name || s.policyName.equals(name))) {
-        return s;
-      }
-    }
-    return null;
-  }
-
-  /** Links {@code state} as the state of {@code policy}. */
-  void add(State state, Policy policy) {
-    state.policyName = policy.name();
-    state.algorithm = policy.algorithm();
-    state.next = head;
-    head = state;
-    states++;
-  }
-
-  /** Unlinks the state of {@code policy}; whether there was one. */
-  boolean remove(Policy policy) {
-    State previous = null;
-    for (State s = head; s != null; previous = s, s = s.next) {
-      if (s.algorithm == policy.algorithm() && s.policyName.equals(policy.name())) {
-        if (previous == null) {
-          head = s.next;
-        } else {
-          previous.next = s.next;
-        }
-        states--;
-        return true;
-      }
-    }
-    return false;
-  }
-
   /**
    * Records that {@code state} consumed (its check set its {@link State#expiresAt}): its expiry, the key's deadline and, when
    * the deadline moved past the hold, a new hold. Returns the new hold (µs) that the cache must be
@@ -174,14 +152,5 @@ final class Entry {
   /** The least time kept between the deadline and the hold for {@code slack}: slack / 8, at least half a second. */
   static long margin(long slack) {
     return Math.max(slack / 8, MIN_MARGIN_MICROS);
-  }
-
-  /** How many states still matter at {@code now}. */
-  int alive(long now) {
-    int n = 0;
-    for (State s = head; s != null; s = s.next) {
-      n += s.expiresAt > now ? 1 : 0;
-    }
-    return n;
   }
 }

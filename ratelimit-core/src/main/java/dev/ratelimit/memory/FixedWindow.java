@@ -10,12 +10,24 @@ import dev.ratelimit.Policy;
  * own window, as Redis counts it in that window's key, and never rolls the newer window back.
  */
 final class FixedWindow extends State {
-  private long start = Long.MIN_VALUE;
+  private long start;
   private long count;
   /** The count of the window before {@code start}. */
   private long previous;
   /** The window {@code start} was computed for (0: unknown). */
   private long startWindow;
+
+  FixedWindow() {
+    clear();
+  }
+
+  @Override
+  void clear() {
+    start = Long.MIN_VALUE;
+    count = 0;
+    previous = 0;
+    startWindow = 0;
+  }
 
   @Override
   Decision check(Policy p, long t, long c, boolean consume) {

@@ -12,8 +12,18 @@ import dev.ratelimit.Policy;
  * Twin of gcra.lua.
  */
 final class Gcra extends State {
-  private long tatUs = Long.MIN_VALUE;
+  private long tatUs;
   private long tatFrac;
+
+  Gcra() {
+    clear();
+  }
+
+  @Override
+  void clear() {
+    tatUs = Long.MIN_VALUE;
+    tatFrac = 0;
+  }
 
   @Override
   Decision check(Policy p, long t, long c, boolean consume) {

@@ -21,8 +21,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The embedded backend: all six algorithms in Java, state in a bounded Caffeine cache.
  *
- * <p>State is kept per key: one entry holds the states of the policies used with that key, found
- * with one lookup by the key itself, and each check is atomic under that entry's own lock, held for
+ * <p>State is kept per key: one entry holds the states of the policies used with that key (it is the
+ * first of them), found with one lookup by the key itself, and each check is atomic under that entry's own lock, held for
  * that key's work only. Memory is bounded twice: at most {@link Builder#maximumKeys(long)
  * maximumKeys} states (Caffeine's W-TinyLFU keeps frequently used keys over one-off ones), and
  * every key is dropped once its states stop mattering (are equivalent to fresh ones), at most one
@@ -36,9 +36,11 @@ import java.util.concurrent.TimeUnit;
  * order, frequency, expiry) is touched on one check in {@value #READ_SAMPLE} per key and when a
  * key's deadline passes its slack, not on every check.
  *
- * <p>Memory per key: one small object per policy for every algorithm but SLIDING_LOG, which keeps
- * one {@code long} per admitted unit in the window (up to {@code limit}), plus about 230 bytes for
- * the cache entry, the index entry and the key's entry (lock, expiry).
+ * <p>Memory per key: one object per policy, the first of which is the key's entry (lock, expiry,
+ * and 60 bytes of padding against false sharing, see {@link ColdPrefix}; the objects of further
+ * policies carry the same fields unused, about 160 bytes each for GCRA); SLIDING_LOG adds one
+ * {@code long} per admitted unit in the window (up to {@code limit}). With the cache entry and the
+ * index entry, about 300 bytes per key for GCRA, the key string aside.
  */
 public final class InMemoryBackend implements Backend {
   /** One check in this many of a key records its read with the cache (frequency and access order). */
@@ -61,15 +63,15 @@ public final class InMemoryBackend implements Backend {
     }
   }
 
-  private final Cache<String, Entry> entries;
-  private final ConcurrentMap<String, Entry> map;
+  private final Cache<String, State> entries;
+  private final ConcurrentMap<String, State> map;
   /**
    * The same entries by key, for the hot path's lookup: one hash lookup straight to the entry. The
    * cache decides which entries stay (size, W-TinyLFU, expiry) and its eviction listener removes
    * them from here; an entry is put here first, then in the cache, both under the entry's lock.
    */
-  private final ConcurrentHashMap<String, Entry> index = new ConcurrentHashMap<>();
-  private final VarExpiration<String, Entry> expiration;
+  private final ConcurrentHashMap<String, State> index = new ConcurrentHashMap<>();
+  private final VarExpiration<String, State> expiration;
   /** The limiter's clock as Caffeine sees it: the latest now, in ns; moved by at least 100 ms by checks. */
   private volatile long latestNanos = Long.MIN_VALUE;
   /**
@@ -84,11 +86,11 @@ public final class InMemoryBackend implements Backend {
   private InMemoryBackend(long maximumKeys) {
     this.entries = Caffeine.newBuilder()
         .maximumWeight(maximumKeys)
-        .<String, Entry>weigher((key, entry) -> Math.max(1, entry.states))
+        .<String, State>weigher((key, entry) -> Math.max(1, entry.states))
         .expireAfter(new UntilHold())
         .ticker(() -> latestNanos)
         .executor(Runnable::run)
-        .evictionListener((String key, Entry entry, RemovalCause cause) -> {
+        .evictionListener((String key, State entry, RemovalCause cause) -> {
           if (entry == null) {
             return;
           }
@@ -123,16 +125,15 @@ public final class InMemoryBackend implements Backend {
   public Decision check(String key, Policy policy, long cost, long nowMicros) {
     observe(nowMicros);
     for (;;) {
-      Entry entry = index.get(key);
+      State entry = index.get(key);
       if (entry == null) {
-        State state = State.fresh(policy);
-        Decision decision = State.check(state, policy, nowMicros, cost, true);
+        State created = State.fresh(policy);
+        Decision decision = State.check(created, policy, nowMicros, cost, true);
         if (!decision.allowed()) {
           return decision; // cannot happen for a valid cost; stores nothing
         }
-        Entry created = new Entry();
-        created.add(state, policy);
-        created.settle(state, policy);
+        created.adopt(policy); // the key's first state is its entry
+        created.settle(created, policy);
         created.lock();
         try {
           if (publish(key, created)) {
@@ -157,7 +158,7 @@ public final class InMemoryBackend implements Backend {
   }
 
   /** A check on {@code entry}, its lock held; null when the entry was dropped: check again. */
-  private Decision checkLocked(String key, Entry entry, Policy policy, long cost, long nowMicros) {
+  private Decision checkLocked(String key, State entry, Policy policy, long cost, long nowMicros) {
     if (entry.removed || dropIfExpired(key, entry)) {
       return null;
     }
@@ -198,10 +199,11 @@ public final class InMemoryBackend implements Backend {
   public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
     observeExactly(nowMicros);
     for (;;) {
-      Entry entry = index.get(key);
+      State entry = index.get(key);
       boolean created = entry == null;
       if (created) {
-        entry = new Entry();
+        entry = State.fresh(policies.get(0)); // the key's first state is its entry
+        entry.adopt(policies.get(0));
       }
       MultiDecision result;
       entry.lock();
@@ -217,7 +219,7 @@ public final class InMemoryBackend implements Backend {
   }
 
   /** {@link #checkAll} on {@code entry}, its lock held; null when it must run again. */
-  private MultiDecision checkAllLocked(String key, Entry entry, boolean created, List<Policy> policies,
+  private MultiDecision checkAllLocked(String key, State entry, boolean created, List<Policy> policies,
       long cost, long nowMicros) {
     if (entry.removed || (!created && dropIfExpired(key, entry))) {
       return null;
@@ -274,7 +276,7 @@ public final class InMemoryBackend implements Backend {
   @Override
   public Decision inspect(String key, Policy policy, long nowMicros) {
     observeExactly(nowMicros);
-    Entry entry = index.get(key);
+    State entry = index.get(key);
     if (entry != null) {
       entry.lock();
       try {
@@ -294,7 +296,7 @@ public final class InMemoryBackend implements Backend {
     observeExactly(nowMicros);
     RESETS_STARTED.getAndAdd(this, 1L);
     try {
-      Entry entry = index.get(key);
+      State entry = index.get(key);
       if (entry == null) {
         return; // none, or one the cache dropped under a running check, which will not put it back
       }
@@ -323,7 +325,7 @@ public final class InMemoryBackend implements Backend {
     entries.cleanUp();
     long now = latestNanos == Long.MIN_VALUE ? Long.MIN_VALUE : Math.floorDiv(latestNanos, 1_000L);
     long alive = 0;
-    for (Entry entry : map.values()) {
+    for (State entry : map.values()) {
       entry.lock();
       try {
         alive += entry.alive(now);
@@ -355,7 +357,7 @@ public final class InMemoryBackend implements Backend {
    * although it had been renewed (see the eviction listener): it never left the index, so no other
    * entry can have taken the key.
    */
-  private void readopt(String key, Entry entry) {
+  private void readopt(String key, State entry) {
     if (entry.orphan && !entry.removed) {
       entry.orphan = false;
       map.put(key, entry);
@@ -384,7 +386,7 @@ public final class InMemoryBackend implements Backend {
    * found no entry to clear, and keeping this one would undo it. The entry goes back first and the
    * resets are read after: a reset that missed it had begun before it went back, so it is seen.
    */
-  private boolean restore(String key, Entry entry) {
+  private boolean restore(String key, State entry) {
     entry.removed = false;
     java.util.function.Consumer<String> hook = restoreHook;
     if (hook != null) {
@@ -412,7 +414,7 @@ public final class InMemoryBackend implements Backend {
    * on the cache's clock) and has not evicted it yet: its states no longer matter, and the cache
    * would not move the expiry of an entry it counts as gone. The check runs again on a new entry.
    */
-  private boolean dropIfExpired(String key, Entry entry) {
+  private boolean dropIfExpired(String key, State entry) {
     if (entry.holdNanos > latestNanos) {
       return false;
     }
@@ -426,7 +428,7 @@ public final class InMemoryBackend implements Backend {
    * Makes {@code entry}, whose lock is held, the key's entry: in the index, then in the cache (which
    * may evict it at once, as it may any new key); false when the key has another entry already.
    */
-  private boolean publish(String key, Entry entry) {
+  private boolean publish(String key, State entry) {
     if (index.putIfAbsent(key, entry) != null) {
       return false;
     }
@@ -498,19 +500,19 @@ public final class InMemoryBackend implements Backend {
   }
 
   /** Each entry lives until its hold; reads do not move it. */
-  private static final class UntilHold implements Expiry<String, Entry> {
+  private static final class UntilHold implements Expiry<String, State> {
     @Override
-    public long expireAfterCreate(String key, Entry entry, long currentTime) {
+    public long expireAfterCreate(String key, State entry, long currentTime) {
       return nanosUntil(entry.hold, currentTime);
     }
 
     @Override
-    public long expireAfterUpdate(String key, Entry entry, long currentTime, long currentDuration) {
+    public long expireAfterUpdate(String key, State entry, long currentTime, long currentDuration) {
       return nanosUntil(entry.hold, currentTime);
     }
 
     @Override
-    public long expireAfterRead(String key, Entry entry, long currentTime, long currentDuration) {
+    public long expireAfterRead(String key, State entry, long currentTime, long currentDuration) {
       return currentDuration;
     }
   }

@@ -10,13 +10,26 @@ import java.util.Arrays;
  * {@code (t - W, t]} count. Twin of sliding_log.lua.
  */
 final class SlidingLog extends State {
-  private long[] log = new long[4];
+  private long[] log;
   private int head;
   private int size;
   /** The newest timestamp, {@code at(size - 1)} when {@code size > 0}: the tail's cache line not read again. */
   private long newest;
   /** The last in-order admission's decision (resetAfter = W), returned again while it is the answer. */
   private Decision last;
+
+  SlidingLog() {
+    clear();
+  }
+
+  @Override
+  void clear() {
+    log = new long[4];
+    head = 0;
+    size = 0;
+    newest = 0;
+    last = null;
+  }
 
   @Override
   Decision check(Policy p, long t, long c, boolean consume) {

@@ -11,11 +11,23 @@ import dev.ratelimit.Policy;
  * window and never rolls the newer one back.
  */
 final class SlidingWindow extends State {
-  private long start = Long.MIN_VALUE;
+  private long start;
   private long previous;
   private long current;
   /** The window {@code start} was computed for (0: unknown). */
   private long startWindow;
+
+  SlidingWindow() {
+    clear();
+  }
+
+  @Override
+  void clear() {
+    start = Long.MIN_VALUE;
+    previous = 0;
+    current = 0;
+    startWindow = 0;
+  }
 
   @Override
   Decision check(Policy p, long t, long c, boolean consume) {

@@ -6,8 +6,11 @@ import dev.ratelimit.Policy;
 /**
  * The state of one (key, policy) and its algorithm, the Java twin of the policy's Lua script.
  * Not thread-safe: the backend serialises access per key. All times are epoch microseconds.
+ *
+ * <p>A key's first state is also its {@link Entry} (lock and expiry), the head of the key's states;
+ * the states of further policies used with the key are linked from it by {@link #next}.
  */
-abstract class State {
+abstract class State extends Entry {
   /**
    * When this state stops mattering (is equivalent to a fresh one), in epoch µs: set by every
    * {@link #check} that consumes to what {@link #computeExpiresAt} would answer then, from the
@@ -19,6 +22,83 @@ abstract class State {
   dev.ratelimit.Algorithm algorithm;
   /** The next state of the same key (another policy), or null. */
   State next;
+
+  /** Makes this state the first of a new key's, for {@code policy}: the key's entry. */
+  void adopt(Policy policy) {
+    policyName = policy.name();
+    algorithm = policy.algorithm();
+    states = 1;
+    startExpiry();
+  }
+
+  /** The state of {@code policy} (its name and algorithm) among this key's, or null; called on the head. */
+  State find(Policy policy) {
+    String name = policy.name();
+    for (State s = this; s != null; s = s.next) {
+      if (s.algorithm == policy.algorithm() && (s.policyName == name || s.policyName.equals(name))) {
+        return s;
+      }
+    }
+    return null;
+  }
+
+  /** Links {@code state} after this head as the state of {@code policy}. */
+  void add(State state, Policy policy) {
+    state.policyName = policy.name();
+    state.algorithm = policy.algorithm();
+    state.next = next;
+    next = state;
+    states++;
+  }
+
+  /**
+   * Forgets the state of {@code policy} among this key's; whether there was one; called on the
+   * head. A later state is unlinked; the head, which is the key's entry, is made fresh (vacant, see
+   * {@link #vacant}). When no state is left but a vacant head, {@link #states} drops to 0: the
+   * backend then drops the entry.
+   */
+  boolean remove(Policy policy) {
+    State previous = null;
+    for (State s = this; s != null; previous = s, s = s.next) {
+      if (s.algorithm == policy.algorithm() && s.policyName.equals(policy.name())) {
+        if (previous == null) {
+          expiresAt = VACANT;
+          clear();
+        } else {
+          previous.next = s.next;
+          states--;
+        }
+        if (next == null && vacant()) {
+          states = 0;
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * {@link #expiresAt} of a head whose policy was reset and has not consumed since: every check
+   * that consumes sets a real moment, and a fresh state's {@link #computeExpiresAt} is this too.
+   */
+  static final long VACANT = Long.MIN_VALUE;
+
+  /** Whether this head's own policy was reset and has not consumed since. */
+  boolean vacant() {
+    return expiresAt == VACANT;
+  }
+
+  /** How many of this key's states still matter at {@code now}; called on the head. */
+  int alive(long now) {
+    int n = 0;
+    for (State s = this; s != null; s = s.next) {
+      n += s.expiresAt > now ? 1 : 0;
+    }
+    return n;
+  }
+
+  /** Sets the algorithm's numbers to a fresh state's. */
+  abstract void clear();
 
   /**
    * Evaluates a check of {@code c} units at {@code t}. When it is allowed and {@code consume} is

@@ -23,6 +23,6 @@ public final class StateSnapshots {
   public static Decision evaluate(Policy policy, long[] snapshot, long nowMicros, long cost) {
     State state = State.fresh(policy);
     state.restore(snapshot);
-    return state.check(policy, nowMicros, cost, false);
+    return State.check(state, policy, nowMicros, cost, false);
   }
 }

@@ -9,8 +9,18 @@ import dev.ratelimit.Policy;
  * bucket is full. Twin of token_bucket.lua.
  */
 final class TokenBucket extends State {
-  private long credits = -1;
+  private long credits;
   private long last;
+
+  TokenBucket() {
+    clear();
+  }
+
+  @Override
+  void clear() {
+    credits = -1;
+    last = 0;
+  }
 
   @Override
   Decision check(Policy p, long t, long c, boolean consume) {

@@ -58,4 +58,68 @@ class InMemoryBackendTest {
       assertThat(backend.size()).isLessThanOrEqualTo(100);
     }
   }
+
+  /**
+   * A key's first state is its entry: resetting that state's policy while the key has another
+   * makes it fresh in place (the other policy's state kept); once the key has no other state, the
+   * reset drops the entry. Every algorithm as the first state, since each clears its own numbers.
+   */
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void resettingTheKeysFirstPolicyKeepsItsOtherPolicies(Algorithm algorithm) {
+    InMemoryBackend backend = InMemoryBackend.create();
+    Policy first = Policy.of(3, Duration.ofMinutes(1)).withAlgorithm(algorithm).withName("first");
+    Policy second = Policy.of(2, Duration.ofMinutes(1)).withName("second");
+    try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backend).build()) {
+      assertThat(limiter.check("k", first, 3).allowed()).isTrue();
+      assertThat(limiter.check("k", second, 2).allowed()).isTrue();
+      assertThat(backend.size()).isEqualTo(2);
+
+      limiter.reset("k", first);
+      assertThat(limiter.inspect("k", first).remaining()).as("first, reset").isEqualTo(3);
+      assertThat(limiter.inspect("k", second).remaining()).as("second, kept").isZero();
+      assertThat(backend.size()).isEqualTo(1);
+      assertThat(limiter.check("k", first, 2).remaining()).as("first counts again from fresh").isEqualTo(1);
+      assertThat(limiter.check("k", first, 2).allowed()).isFalse();
+
+      limiter.reset("k", second);
+      assertThat(limiter.inspect("k", second).remaining()).isEqualTo(2);
+      assertThat(limiter.inspect("k", first).remaining()).as("first, kept").isEqualTo(1);
+      limiter.reset("k", first);
+      assertThat(backend.size()).isZero();
+      assertThat(backend.indexes("k")).as("no state left: the entry is dropped").isFalse();
+      assertThat(limiter.check("k", first, 3).allowed()).isTrue();
+      assertThat(limiter.check("k", second, 2).allowed()).isTrue();
+    }
+  }
+
+  /**
+   * The other order: the key's first policy reset, then its other one. No state is left, so the
+   * entry is dropped at once (not kept, vacant, until its expiry), and both policies start fresh.
+   */
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void resettingEveryPolicyOfAKeyDropsItsEntryInEitherOrder(Algorithm algorithm) {
+    InMemoryBackend backend = InMemoryBackend.create();
+    Policy first = Policy.of(3, Duration.ofMinutes(1)).withAlgorithm(algorithm).withName("first");
+    Policy second = Policy.of(2, Duration.ofMinutes(1)).withAlgorithm(algorithm).withName("second");
+    try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backend).build()) {
+      limiter.check("k", first, 3);
+      limiter.check("k", second, 2);
+      limiter.reset("k", first);
+      assertThat(backend.indexes("k")).as("the other policy's state is kept").isTrue();
+      limiter.reset("k", second);
+      assertThat(backend.indexes("k")).as("no state left: the entry is dropped").isFalse();
+      assertThat(backend.size()).isZero();
+
+      limiter.check("k", first, 3);
+      limiter.check("k", second, 2);
+      limiter.reset("k", first);
+      limiter.check("k", first, 1); // the first policy counts again: its state is no longer vacant
+      limiter.reset("k", second);
+      assertThat(backend.indexes("k")).as("the first policy's state is kept").isTrue();
+      assertThat(limiter.inspect("k", first).remaining()).isEqualTo(2);
+      assertThat(limiter.inspect("k", second).remaining()).isEqualTo(2);
+    }
+  }
 }
