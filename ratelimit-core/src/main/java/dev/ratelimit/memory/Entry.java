@@ -25,8 +25,9 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Expiry with slack: {@link #deadline} is the moment the last of the key's states stops
  * mattering; the cache is told a later moment, {@link #hold} = deadline + slack, where the slack is
- * the policy's window, at least {@link #MIN_SLACK_MICROS} and at most {@link #MAX_SLACK_MICROS}; and
- * only when the deadline comes within a margin of the hold is the cache told again, so the hold
+ * the window of the policy whose check moves the hold, at least {@link #MIN_SLACK_MICROS} and at
+ * most {@link #MAX_SLACK_MICROS}; and only when the deadline comes within that slack's margin of the
+ * hold ({@link #renewAfter}) is the cache told again, so the hold
  * always stays at least that margin past the deadline. The margin is an eighth of the slack, at
  * least {@link #MIN_MARGIN_MICROS} (half the least slack). A key in use thus moves its expiry in the
  * cache at most about once per 7/8 of a window of clock time or per 7/8 of {@code limit} admitted
@@ -72,6 +73,12 @@ abstract class Entry extends ColdPrefix {
   /** {@link #hold} in ns, saturated: compared with the cache's clock on every check. */
   long holdNanos;
   /**
+   * The latest deadline the hold covers with its margin, µs: {@code hold − margin}, computed with
+   * the slack of the policy that set the hold (the largest value when the hold never ends, the
+   * smallest when there is none yet), so that a check compares one number.
+   */
+  private long renewAfter;
+  /**
    * Set when the cache dropped this entry (expiry or size), or when {@code reset} removed it: a
    * thread holding it retries on the key's current entry.
    */
@@ -95,6 +102,7 @@ abstract class Entry extends ColdPrefix {
     deadline = Long.MIN_VALUE;
     hold = Long.MIN_VALUE;
     holdNanos = Long.MIN_VALUE;
+    renewAfter = Long.MIN_VALUE;
   }
 
   /** Takes the entry's lock; not reentrant. */
@@ -138,12 +146,13 @@ abstract class Entry extends ColdPrefix {
     if (expiresAt > deadline) {
       deadline = expiresAt;
     }
-    long slack = Math.min(Math.max(policy.windowMicros(), MIN_SLACK_MICROS), MAX_SLACK_MICROS);
-    if (hold == Long.MAX_VALUE || (hold != Long.MIN_VALUE && deadline <= hold - margin(slack))) {
+    if (deadline <= renewAfter) {
       return UNCHANGED; // the hold stays at least a margin past the deadline
     }
+    long slack = Math.min(Math.max(policy.windowMicros(), MIN_SLACK_MICROS), MAX_SLACK_MICROS);
     long newHold = deadline + slack;
     hold = newHold < deadline ? Long.MAX_VALUE : newHold;
+    renewAfter = hold == Long.MAX_VALUE ? Long.MAX_VALUE : hold - margin(slack);
     holdNanos = hold >= Long.MAX_VALUE / 1_000L ? Long.MAX_VALUE
         : hold <= Long.MIN_VALUE / 1_000L ? Long.MIN_VALUE : hold * 1_000L;
     return hold;
