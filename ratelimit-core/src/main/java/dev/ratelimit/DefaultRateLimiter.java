@@ -94,6 +94,8 @@ final class DefaultRateLimiter implements RateLimiter {
    * nothing to time out, nothing worth a near-cache), no near-cache, no listener, no shadow policy.
    */
   private final boolean plain;
+  /** The backend when {@link #plain}, else null: {@link #tryAcquire} asks it for the answer alone. */
+  private final InMemoryBackend plainBackend;
 
   DefaultRateLimiter(Settings s) {
     this.clock = s.clock();
@@ -116,6 +118,7 @@ final class DefaultRateLimiter implements RateLimiter {
     this.asyncCheckAll = overrides(backend, "checkAllAsync", String.class, List.class, long.class, long.class);
     this.plain = backend instanceof InMemoryBackend && !asyncCheck && nearCache == null
         && listener == RateLimitListener.NONE && !shadowAll && shadowPolicies.isEmpty();
+    this.plainBackend = plain ? (InMemoryBackend) backend : null;
   }
 
   /** Whether {@code backend} implements the SPI method rather than inheriting its default. */
@@ -138,6 +141,21 @@ final class DefaultRateLimiter implements RateLimiter {
   public Decision check(String key, Policy policy, long cost) {
     validate(key, policy, cost);
     return checkValid(key, policy, cost, nowMicros());
+  }
+
+  @Override
+  public boolean tryAcquire(String key, Policy policy, long cost) {
+    validate(key, policy, cost);
+    long now = nowMicros();
+    if (plainBackend != null) {
+      try {
+        return plainBackend.tryAcquire(key, policy, cost, now);
+      } catch (RuntimeException e) { // a bug in the backend: reported, and the failure mode decides
+        settle(CircuitBreaker.CALL, 0, null, e);
+        return failed(key, policy, cost, now).allowed();
+      }
+    }
+    return checkValid(key, policy, cost, now).allowed();
   }
 
   private Decision checkValid(String key, Policy policy, long cost, long now) {

@@ -51,6 +51,27 @@ public interface RateLimiter extends AutoCloseable {
   Decision check(String key, Policy policy, long cost);
 
   /**
+   * Whether one unit of {@code key} passes {@code policy}, consumed when it does: {@link
+   * #check(String, Policy)}{@code .allowed()}, for callers that need only the answer.
+   */
+  default boolean tryAcquire(String key, Policy policy) {
+    return tryAcquire(key, policy, 1);
+  }
+
+  /**
+   * Whether {@code cost} units of {@code key} pass {@code policy}, consumed when they do: {@link
+   * #check(String, Policy, long)}{@code .allowed()}, with the same validation, failure mode,
+   * listener events and shadow policies. A limiter with nothing that needs the decision (the
+   * in-memory backend; no listener, near-cache or shadow policies) answers without building one:
+   * cheaper, and no allocation at all on most checks.
+   *
+   * @throws IllegalArgumentException for bad input (see the class comment)
+   */
+  default boolean tryAcquire(String key, Policy policy, long cost) {
+    return check(key, policy, cost).allowed();
+  }
+
+  /**
    * Checks {@code cost} units of {@code key} against every policy at once, in one round trip:
    * all consume, or none does. Each policy keeps its own state for the key. Bounded by the
    * timeout as {@link #check(String, Policy, long)} is. With {@link Builder#shadowPolicies shadow

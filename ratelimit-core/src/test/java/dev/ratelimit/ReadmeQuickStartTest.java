@@ -21,6 +21,9 @@ class ReadmeQuickStartTest {
     assertThat(m.allowed()).isTrue();
     assertThat(m.limiting().policy()).isEqualTo(uploads);
     assertThat(m.limiting().remaining()).isEqualTo(7);
+    boolean ok = limiter.tryAcquire("user:7", perUser);
+    assertThat(ok).isTrue();
+    assertThat(limiter.inspect("user:7", perUser).remaining()).isEqualTo(99);
     limiter.close();
   }
 }

@@ -30,7 +30,10 @@ import java.util.concurrent.CyclicBarrier;
  * ConcurrentHashMap}, checked with {@code tryConsume(1)}; it has one algorithm, so each of ours is
  * paired with a Bucket4j run made right after it, and the ratio is taken within the pair. For
  * reference, also Bucket4j checked with {@code tryConsumeAndReturnRemaining(1)}, whose answer
- * (remaining, wait until refill) is closer to what our {@code Decision} carries ("probe").
+ * (remaining, wait until refill) is closer to what our {@code Decision} carries ("probe"); and ours
+ * asked with {@code tryAcquire(key, policy)}, a boolean like {@code tryConsume}'s, which on this
+ * plain in-memory limiter builds no {@code Decision} ("tryAcquire ratio": its best of three against
+ * the same Bucket4j runs).
  *
  * <p>Per round and algorithm: an untimed pass (checks/s over the whole run; ours and Bucket4j's
  * alternate three times on fresh state and the best of each counts, since the machine is shared and
@@ -56,7 +59,12 @@ public final class MemoryComparison {
 
   /** One paired measurement. */
   record Pair(double ours, double theirs, long oursAllowed, long theirsAllowed, double oursCpu,
-      double theirsCpu, double probes) {
+      double theirsCpu, double probes, double answers) {
+    /** Our {@code tryAcquire} (a boolean, as {@code tryConsume}) against Bucket4j's {@code tryConsume}. */
+    double answerRatio() {
+      return answers / theirs;
+    }
+
     double probeRatio() {
       return ours / probes;
     }
@@ -93,6 +101,7 @@ public final class MemoryComparison {
     for (int w = 0; w < warmup; w++) {
       for (Algorithm a : algorithms) {
         throughput(a, true);
+        throughput(a, true, true);
         throughput(a, false);
         latency(a, true);
         latency(a, false);
@@ -102,39 +111,42 @@ public final class MemoryComparison {
         1e9 / floor());
     Map<Algorithm, List<Pair>> speed = new EnumMap<>(Algorithm.class);
     Map<Algorithm, List<long[]>> lat = new EnumMap<>(Algorithm.class);
-    System.out.println("| round | algorithm      | allowed % | ours checks/s | bucket4j checks/s | ratio | cpu ratio | ours p50/p99 ns | b4j p50/p99 ns |");
-    System.out.println("|-------|----------------|-----------|---------------|-------------------|-------|-----------|-----------------|----------------|");
+    System.out.println("| round | algorithm      | allowed % | ours checks/s | bucket4j checks/s | ratio | cpu ratio | ours p50/p99 ns | b4j p50/p99 ns | ours tryAcquire/s | ratio |");
+    System.out.println("|-------|----------------|-----------|---------------|-------------------|-------|-----------|-----------------|----------------|-------------------|-------|");
     for (int r = 1; r <= rounds; r++) {
       for (Algorithm a : algorithms) {
         double[] ours = {0, 0, 0};
         double[] theirs = {0, 0, 0};
         double probes = 0;
+        double answers = 0;
         for (int b = 0; b < BEST_OF; b++) { // alternating, the best of each: the machine is shared
           double[] o = throughput(a, true);
           double[] t = throughput(a, false);
           ours = new double[] {Math.max(ours[0], o[0]), o[1], Math.max(ours[2], o[2])};
           theirs = new double[] {Math.max(theirs[0], t[0]), t[1], Math.max(theirs[2], t[2])};
           probes = Math.max(probes, throughput(a, false, true)[0]);
+          answers = Math.max(answers, throughput(a, true, true)[0]);
         }
         long[] ol = latency(a, true);
         long[] tl = latency(a, false);
-        Pair p = new Pair(ours[0], theirs[0], (long) ours[1], (long) theirs[1], ours[2], theirs[2], probes);
+        Pair p = new Pair(ours[0], theirs[0], (long) ours[1], (long) theirs[1], ours[2], theirs[2], probes,
+            answers);
         speed.computeIfAbsent(a, k -> new ArrayList<>()).add(p);
         lat.computeIfAbsent(a, k -> new ArrayList<>()).add(new long[] {ol[0], ol[1], tl[0], tl[1]});
-        System.out.printf(Locale.ROOT, "| %5d | %-14s | %9.2f | %13.0f | %17.0f | %5.2f | %9.2f | %7d / %5d | %6d / %5d |%n",
+        System.out.printf(Locale.ROOT, "| %5d | %-14s | %9.2f | %13.0f | %17.0f | %5.2f | %9.2f | %7d / %5d | %6d / %5d | %17.0f | %5.2f |%n",
             r, a, 100.0 * p.oursAllowed() / W.checks(), p.ours(), p.theirs(), p.ratio(), p.cpuRatio(),
-            ol[0], ol[1], tl[0], tl[1]);
+            ol[0], ol[1], tl[0], tl[1], p.answers(), p.answerRatio());
       }
     }
     System.out.println();
     System.out.println("Medians over " + rounds + " rounds (bucket4j allowed % for reference: "
         + String.format(Locale.ROOT, "%.2f", 100.0 * speed.get(algorithms[0]).get(0).theirsAllowed() / W.checks()) + ")");
-    System.out.println("| algorithm      | allowed % | ours checks/s | bucket4j checks/s | ratio (median of rounds) | min ratio | cpu ratio (median) | ours p50 / p99 ns | b4j p50 / p99 ns | b4j probe checks/s | ratio vs probe |");
-    System.out.println("|----------------|-----------|---------------|-------------------|--------------------------|-----------|--------------------|-------------------|------------------|--------------------|----------------|");
+    System.out.println("| algorithm      | allowed % | ours checks/s | bucket4j checks/s | ratio (median of rounds) | min ratio | cpu ratio (median) | ours p50 / p99 ns | b4j p50 / p99 ns | b4j probe checks/s | ratio vs probe | ours tryAcquire checks/s | tryAcquire ratio (median) | min |");
+    System.out.println("|----------------|-----------|---------------|-------------------|--------------------------|-----------|--------------------|-------------------|------------------|--------------------|----------------|--------------------------|---------------------------|-----|");
     for (Algorithm a : algorithms) {
       List<Pair> ps = speed.get(a);
       List<long[]> ls = lat.get(a);
-      System.out.printf(Locale.ROOT, "| %-14s | %9.2f | %13.0f | %17.0f | %24.2f | %9.2f | %18.2f | %7.0f / %7.0f | %6.0f / %7.0f | %18.0f | %14.2f |%n",
+      System.out.printf(Locale.ROOT, "| %-14s | %9.2f | %13.0f | %17.0f | %24.2f | %9.2f | %18.2f | %7.0f / %7.0f | %6.0f / %7.0f | %18.0f | %14.2f | %24.0f | %25.2f | %3.2f |%n",
           a, 100.0 * ps.get(0).oursAllowed() / W.checks(),
           median(ps.stream().mapToDouble(Pair::ours).toArray()),
           median(ps.stream().mapToDouble(Pair::theirs).toArray()),
@@ -146,7 +158,10 @@ public final class MemoryComparison {
           median(ls.stream().mapToDouble(l -> l[2]).toArray()),
           median(ls.stream().mapToDouble(l -> l[3]).toArray()),
           median(ps.stream().mapToDouble(Pair::probes).toArray()),
-          median(ps.stream().mapToDouble(Pair::probeRatio).toArray()));
+          median(ps.stream().mapToDouble(Pair::probeRatio).toArray()),
+          median(ps.stream().mapToDouble(Pair::answers).toArray()),
+          median(ps.stream().mapToDouble(Pair::answerRatio).toArray()),
+          ps.stream().mapToDouble(Pair::answerRatio).min().orElseThrow());
     }
     if (!scaling) {
       return;
@@ -222,12 +237,17 @@ public final class MemoryComparison {
   }
 
   static Checker ours(Algorithm algorithm, InstantSource clock) {
+    return ours(algorithm, clock, false);
+  }
+
+  /** Ours: {@code check(key, policy).allowed()}, or with {@code answerOnly} {@code tryAcquire(key, policy)}. */
+  static Checker ours(Algorithm algorithm, InstantSource clock, boolean answerOnly) {
     Policy policy = W.policy(algorithm);
     RateLimiter limiter = RateLimiter.builder().clock(clock).backend(InMemoryBackend.create()).build();
     return new Checker() {
       @Override
       public boolean check(String key) {
-        return limiter.check(key, policy).allowed();
+        return answerOnly ? limiter.tryAcquire(key, policy) : limiter.check(key, policy).allowed();
       }
 
       @Override
@@ -281,12 +301,15 @@ public final class MemoryComparison {
     return throughput(algorithm, ours, false);
   }
 
-  /** Untimed: {checks/s, allowed, checks per CPU second}; Bucket4j with probes when {@code probe}. */
-  static double[] throughput(Algorithm algorithm, boolean ours, boolean probe) {
+  /**
+   * Untimed: {checks/s, allowed, checks per CPU second}; with {@code alternative}, ours with
+   * {@code tryAcquire} instead of {@code check}, Bucket4j with probes instead of {@code tryConsume}.
+   */
+  static double[] throughput(Algorithm algorithm, boolean ours, boolean alternative) {
     ManualClock clock = ManualClock.at(ReferenceWorkload.START);
     String[] keys = keys(0, W.keys());
     long allowed = 0;
-    try (Checker c = ours ? ours(algorithm, clock) : bucket4j(clock, probe)) {
+    try (Checker c = ours ? ours(algorithm, clock, alternative) : bucket4j(clock, alternative)) {
       long cpu = THREADS.getCurrentThreadCpuTime();
       long start = System.nanoTime();
       for (int i = 0, k = 0; i < W.checks(); i++) {

@@ -30,7 +30,7 @@ final class FixedWindow extends State {
   }
 
   @Override
-  Decision check(Policy p, long t, long c, boolean consume) {
+  Decision check(Policy p, long t, long c, boolean consume, boolean detailed) {
     long window = p.windowMicros();
     long limit = p.limit();
     long s = windowStart(t, window, start, startWindow); // t − t mod W
@@ -52,7 +52,13 @@ final class FixedWindow extends State {
         } // older still: its window was over before the newest began; nothing to keep
         n += c;
       }
+      if (!detailed) {
+        return ALLOWED;
+      }
       return Decision.allowed(p, limit - n, n > 0 ? windowEnd : 0, 0);
+    }
+    if (!detailed) {
+      return DENIED;
     }
     return Decision.denied(p, Math.max(0, limit - n), windowEnd, windowEnd);
   }

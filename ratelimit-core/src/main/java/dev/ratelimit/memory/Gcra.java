@@ -26,7 +26,7 @@ final class Gcra extends State {
   }
 
   @Override
-  Decision check(Policy p, long t, long c, boolean consume) {
+  Decision check(Policy p, long t, long c, boolean consume, boolean detailed) {
     long window = p.windowMicros();
     long limit = p.limit();
     long burst = p.burst();
@@ -55,8 +55,8 @@ final class Gcra extends State {
       af = Math.floorMod(af, limit);
     }
     if (au < t || (au == t && af == 0)) {
-      long delay = p.algorithm() == Algorithm.LEAKY_BUCKET ? resetAfter(tu, tf, t) : 0; // tat − t
       if (!consume) {
+        long delay = p.algorithm() == Algorithm.LEAKY_BUCKET ? resetAfter(tu, tf, t) : 0; // tat − t
         return Decision.allowed(p, available(t, tu, tf, limit, burst, q, r, window),
             resetAfter(tu, tf, t), delay);
       }
@@ -64,10 +64,14 @@ final class Gcra extends State {
       tatFrac = nf;
       long resetAfter = resetAfter(nu, nf, t);
       expiresAt = t + resetAfter; // tat rounded up
+      if (!detailed) {
+        return ALLOWED;
+      }
+      long delay = p.algorithm() == Algorithm.LEAKY_BUCKET ? resetAfter(tu, tf, t) : 0; // tat − t
       // gcra_available(t, new): new − B·T is allowAt, computed above
       return Decision.allowed(p, availableSince(t, au, af, limit, window), resetAfter, delay);
     }
-    return denied(p, t, tu, tf, au, af, q, r);
+    return detailed ? denied(p, t, tu, tf, au, af, q, r) : DENIED;
   }
 
   /** The denial at {@code t}: retryAfter = allowAt − t, rounded up to a whole µs. */

@@ -123,12 +123,27 @@ public final class InMemoryBackend implements Backend {
 
   @Override
   public Decision check(String key, Policy policy, long cost, long nowMicros) {
+    return check(key, policy, cost, nowMicros, true);
+  }
+
+  /**
+   * Whether {@link #check} would allow, with the same consumption, decided without building a
+   * {@link Decision}: nothing is computed or allocated beyond whether the check passed. The
+   * limiter's {@link dev.ratelimit.RateLimiter#tryAcquire} calls it when nothing needs the decision
+   * (no listener, near-cache or shadow policies).
+   */
+  public boolean tryAcquire(String key, Policy policy, long cost, long nowMicros) {
+    return check(key, policy, cost, nowMicros, false).allowed();
+  }
+
+  /** A check; without {@code detailed}, answered {@link State#ALLOWED} or {@link State#DENIED}. */
+  private Decision check(String key, Policy policy, long cost, long nowMicros, boolean detailed) {
     observe(nowMicros);
     for (;;) {
       State entry = index.get(key);
       if (entry == null) {
         State created = State.fresh(policy);
-        Decision decision = State.check(created, policy, nowMicros, cost, true);
+        Decision decision = State.check(created, policy, nowMicros, cost, true, detailed);
         if (!decision.allowed()) {
           return decision; // cannot happen for a valid cost; stores nothing
         }
@@ -147,7 +162,7 @@ public final class InMemoryBackend implements Backend {
       Decision decision;
       entry.lock();
       try {
-        decision = checkLocked(key, entry, policy, cost, nowMicros);
+        decision = checkLocked(key, entry, policy, cost, nowMicros, detailed);
       } finally {
         entry.unlock();
       }
@@ -158,7 +173,8 @@ public final class InMemoryBackend implements Backend {
   }
 
   /** A check on {@code entry}, its lock held; null when the entry was dropped: check again. */
-  private Decision checkLocked(String key, State entry, Policy policy, long cost, long nowMicros) {
+  private Decision checkLocked(String key, State entry, Policy policy, long cost, long nowMicros,
+      boolean detailed) {
     if (entry.removed || dropIfExpired(key, entry)) {
       return null;
     }
@@ -171,7 +187,7 @@ public final class InMemoryBackend implements Backend {
     if (added) {
       state = State.fresh(policy);
     }
-    Decision decision = State.check(state, policy, nowMicros, cost, true);
+    Decision decision = State.check(state, policy, nowMicros, cost, true, detailed);
     if (!decision.allowed()) {
       return decision;
     }

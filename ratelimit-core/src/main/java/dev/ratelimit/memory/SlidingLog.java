@@ -32,7 +32,7 @@ final class SlidingLog extends State {
   }
 
   @Override
-  Decision check(Policy p, long t, long c, boolean consume) {
+  Decision check(Policy p, long t, long c, boolean consume, boolean detailed) {
     long window = p.windowMicros();
     long limit = p.limit();
     int expired = 0;
@@ -50,6 +50,9 @@ final class SlidingLog extends State {
       if (consume) {
         expiresAt = t + resetAfter; // the newest entry + W
       }
+      if (!detailed) {
+        return ALLOWED;
+      }
       if (resetAfter == window) { // the usual answer, the newest unit is now: the policy's own Duration
         Decision d = last;
         if (d == null || d.policy() != p || d.remaining() != limit - n) {
@@ -59,6 +62,9 @@ final class SlidingLog extends State {
         return d; // a busy key in its steady state answers the same decision: none allocated
       }
       return Decision.allowed(p, limit - n, resetAfter, 0);
+    }
+    if (!detailed) {
+      return DENIED;
     }
     long need = n + c - limit; // 1 <= need <= n because c <= limit
     long retryAfter = at(expired + (int) need - 1) + window - t;

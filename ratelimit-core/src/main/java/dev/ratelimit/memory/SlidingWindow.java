@@ -30,7 +30,7 @@ final class SlidingWindow extends State {
   }
 
   @Override
-  Decision check(Policy p, long t, long c, boolean consume) {
+  Decision check(Policy p, long t, long c, boolean consume, boolean detailed) {
     long window = p.windowMicros();
     long limit = p.limit();
     long s = windowStart(t, window, start, startWindow); // t − t mod W
@@ -60,9 +60,15 @@ final class SlidingWindow extends State {
         } // older still: nothing to keep, the newer windows stay as they are
         n += c;
       }
+      if (!detailed) {
+        return ALLOWED;
+      }
       long remaining = limit - n - ceilDiv(weighted, window);
       long resetAfter = n > 0 ? s + 2 * window - t : prev > 0 ? s + window - t : 0;
       return Decision.allowed(p, remaining, resetAfter, 0);
+    }
+    if (!detailed) {
+      return DENIED;
     }
     long remaining = Math.max(0, limit - n - ceilDiv(weighted, window));
     long resetAfter = n > 0 ? s + 2 * window - t : s + window - t;

@@ -102,9 +102,20 @@ abstract class State extends Entry {
 
   /**
    * Evaluates a check of {@code c} units at {@code t}. When it is allowed and {@code consume} is
-   * set, the state records the consumption; otherwise nothing changes.
+   * set, the state records the consumption; otherwise nothing changes. Without {@code detailed} the
+   * answer is {@link #ALLOWED} or {@link #DENIED}, of which only {@code allowed()} means anything:
+   * nothing is computed or allocated for the rest of a decision.
    */
-  abstract Decision check(Policy p, long t, long c, boolean consume);
+  abstract Decision check(Policy p, long t, long c, boolean consume, boolean detailed);
+
+  /** The answer of a check made without {@code detailed} that passed; never handed to a caller. */
+  static final Decision ALLOWED = Decision.allowed(answerOnly(), 0, 0, 0);
+  /** The answer of a check made without {@code detailed} that did not pass; never handed to a caller. */
+  static final Decision DENIED = Decision.denied(answerOnly(), 0, 0, 0);
+
+  private static Policy answerOnly() {
+    return Policy.of(1, java.time.Duration.ofSeconds(1)).withName("answer-only");
+  }
 
   /** When the current state stops mattering, in epoch µs. */
   abstract long computeExpiresAt(Policy p);
@@ -121,12 +132,17 @@ abstract class State extends Entry {
    * would be megamorphic as soon as a process uses three algorithms.
    */
   static Decision check(State s, Policy p, long t, long c, boolean consume) {
+    return check(s, p, t, c, consume, true);
+  }
+
+  /** {@link #check(State, Policy, long, long, boolean)}, with or without a {@code detailed} answer. */
+  static Decision check(State s, Policy p, long t, long c, boolean consume, boolean detailed) {
     return switch (p.algorithm()) {
-      case FIXED_WINDOW -> ((FixedWindow) s).check(p, t, c, consume);
-      case SLIDING_LOG -> ((SlidingLog) s).check(p, t, c, consume);
-      case SLIDING_WINDOW -> ((SlidingWindow) s).check(p, t, c, consume);
-      case TOKEN_BUCKET -> ((TokenBucket) s).check(p, t, c, consume);
-      case GCRA, LEAKY_BUCKET -> ((Gcra) s).check(p, t, c, consume);
+      case FIXED_WINDOW -> ((FixedWindow) s).check(p, t, c, consume, detailed);
+      case SLIDING_LOG -> ((SlidingLog) s).check(p, t, c, consume, detailed);
+      case SLIDING_WINDOW -> ((SlidingWindow) s).check(p, t, c, consume, detailed);
+      case TOKEN_BUCKET -> ((TokenBucket) s).check(p, t, c, consume, detailed);
+      case GCRA, LEAKY_BUCKET -> ((Gcra) s).check(p, t, c, consume, detailed);
     };
   }
 

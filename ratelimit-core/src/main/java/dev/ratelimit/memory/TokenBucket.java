@@ -23,7 +23,7 @@ final class TokenBucket extends State {
   }
 
   @Override
-  Decision check(Policy p, long t, long c, boolean consume) {
+  Decision check(Policy p, long t, long c, boolean consume, boolean detailed) {
     long window = p.windowMicros();
     long limit = p.limit();
     long capacity = p.burst() * window;
@@ -48,7 +48,13 @@ final class TokenBucket extends State {
       if (consume) {
         expiresAt = last + untilFull;
       }
+      if (!detailed) {
+        return ALLOWED;
+      }
       return Decision.allowed(p, tokens / window, untilFull == 0 ? 0 : lag + untilFull, 0);
+    }
+    if (!detailed) {
+      return DENIED;
     }
     return Decision.denied(p, tokens / window, lag + ceilDiv(need - tokens, limit),
         lag + ceilDiv(capacity - tokens, limit));

@@ -323,6 +323,21 @@ public abstract class RateLimiterContract {
     assertThat(limiter.check(k, p, 3).allowed()).isTrue();
   }
 
+  /** tryAcquire answers as check's allowed() and consumes the same. */
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void tryAcquireAnswersAndConsumesAsCheck(Algorithm algorithm) {
+    Policy p = policy(algorithm, 3, Duration.ofMinutes(1));
+    String k = key("try-acquire");
+    assertThat(limiter.tryAcquire(k, p, 2)).isTrue();
+    assertThat(limiter.inspect(k, p).remaining()).isEqualTo(1);
+    assertThat(limiter.tryAcquire(k, p, 2)).as("2 of the 1 left").isFalse();
+    assertThat(limiter.inspect(k, p).remaining()).as("a refused call consumes nothing").isEqualTo(1);
+    assertThat(limiter.tryAcquire(k, p)).isTrue();
+    assertThat(limiter.tryAcquire(k, p)).isFalse();
+    assertThat(limiter.check(k, p).allowed()).isFalse();
+  }
+
   // ---------------------------------------------------------------- validation
 
   @ParameterizedTest
