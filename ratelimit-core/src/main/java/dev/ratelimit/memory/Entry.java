@@ -137,7 +137,8 @@ abstract class Entry extends ColdPrefix {
 
   /**
    * Records that {@code state} consumed (its check set its {@link State#expiresAt}): its expiry, the key's deadline and, when
-   * the deadline moved past the hold, a new hold. Returns the new hold (µs) that the cache must be
+   * the deadline moved past {@link #renewAfter} and within this policy's margin of the hold, a new
+   * hold (always later than the old one). Returns the new hold (µs) that the cache must be
    * told, or {@link #UNCHANGED}.
    */
   long settle(State state, Policy policy) {
@@ -150,6 +151,10 @@ abstract class Entry extends ColdPrefix {
       return UNCHANGED; // the hold stays at least a margin past the deadline
     }
     long slack = Math.min(Math.max(policy.windowMicros(), MIN_SLACK_MICROS), MAX_SLACK_MICROS);
+    if (hold != Long.MIN_VALUE && deadline <= hold - margin(slack)) {
+      renewAfter = hold - margin(slack); // a shorter window's margin: the hold still covers it, and never moves back
+      return UNCHANGED;
+    }
     long newHold = deadline + slack;
     hold = newHold < deadline ? Long.MAX_VALUE : newHold;
     renewAfter = hold == Long.MAX_VALUE ? Long.MAX_VALUE : hold - margin(slack);

@@ -102,9 +102,9 @@ abstract class State extends Entry {
 
   /**
    * Evaluates a check of {@code c} units at {@code t}. When it is allowed and {@code consume} is
-   * set, the state records the consumption; otherwise nothing changes. Without {@code detailed} the
-   * answer is {@link #ALLOWED} or {@link #DENIED}, of which only {@code allowed()} means anything:
-   * nothing is computed or allocated for the rest of a decision.
+   * set, the state records the consumption; otherwise nothing changes. A consuming check without
+   * {@code detailed} is answered {@link #ALLOWED} or {@link #DENIED}, of which only
+   * {@code allowed()} means anything: nothing is computed or allocated for the rest of a decision.
    */
   abstract Decision check(Policy p, long t, long c, boolean consume, boolean detailed);
 

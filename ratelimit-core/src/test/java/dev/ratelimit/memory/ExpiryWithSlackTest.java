@@ -69,6 +69,36 @@ class ExpiryWithSlackTest {
   }
 
   /**
+   * A key with an hour's policy and a second's: the short policy's checks push the deadline past
+   * the long one's renewal point but stay well inside the hour's hold, which therefore never moves
+   * back (each renewal's old hold is later than the one before), and the cache is told nothing
+   * until the deadline comes within the short policy's margin of that hold (before, the first
+   * renewal moved the hold back to the deadline plus a second).
+   */
+  @Test
+  void aShorterWindowNeverMovesAKeysExpiryBack() {
+    Policy hour = Policy.of(10, Duration.ofHours(1)).withName("hour");
+    Policy second = Policy.of(1_000, Duration.ofSeconds(1)).withName("second");
+    InMemoryBackend backend = InMemoryBackend.create();
+    List<Long> oldHolds = new ArrayList<>();
+    backend.renewalHook = oldHolds::add;
+    assertThat(backend.check("k", hour, 1, T0).allowed()).isTrue(); // hold: T0 + 6 min + 1 h
+    long t = T0 + 3_600_000_000L + 6 * 60_000_000L - 8 * 60_000_000L; // 8 min before that hold
+    for (int i = 0; i < 400; i++, t += 10_000) {
+      assertThat(backend.check("k", second, 1, t).allowed()).isTrue();
+    }
+    long hourHold = T0 + 3_960_000_000L;
+    assertThat(oldHolds).as("told once: the second policy's state added, the hold unchanged")
+        .containsExactly(hourHold);
+    for (int i = 0; i < 6_000; i++, t += 100_000) { // on to the hold and 2 minutes past it
+      assertThat(backend.check("k", second, 1, t).allowed()).isTrue();
+    }
+    assertThat(oldHolds).as("renewed near the hour's hold, then every half second or so")
+        .hasSizeGreaterThan(200).isSorted();
+    assertThat(oldHolds.get(1)).as("the first renewal found the hour's hold").isEqualTo(hourHold);
+  }
+
+  /**
    * Random checks, inspections and clock jumps (many of them to just before, at and after a key's
    * deadline and hold), with a flood of other keys that keeps the cache's maintenance running:
    * every decision equals that of the bare algorithm on a state that is never dropped.
