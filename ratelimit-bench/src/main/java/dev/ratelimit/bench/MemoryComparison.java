@@ -169,8 +169,8 @@ public final class MemoryComparison {
     System.out.println();
     System.out.println("Scaling: 2 threads, each its own 500 keys, one shared limiter / bucket map and one shared clock"
         + " (0.5 ms per check in all), vs 1 thread with all 1,000 keys the same way; " + SCALING_CHECKS + " checks per run; medians of " + rounds + " rounds");
-    System.out.println("| algorithm      | ours 1T checks/s | ours 2T checks/s | ours scaling | b4j 1T checks/s | b4j 2T checks/s | b4j scaling |");
-    System.out.println("|----------------|------------------|------------------|--------------|-----------------|-----------------|-------------|");
+    System.out.println("| algorithm      | ours 1T checks/s | ours 2T checks/s | ours scaling | b4j 1T checks/s | b4j 2T checks/s | b4j scaling | tryAcquire 1T | tryAcquire 2T | tryAcquire scaling |");
+    System.out.println("|----------------|------------------|------------------|--------------|-----------------|-----------------|-------------|---------------|---------------|--------------------|");
     // warm-up of the 2-thread paths too (contended locks, Caffeine's buffers growing per thread):
     // without it the algorithms measured first paid for it, and scaled least
     for (int w = 0; w < SCALING_WARMUP; w++) {
@@ -178,25 +178,31 @@ public final class MemoryComparison {
         for (int threads = 1; threads <= 2; threads++) {
           threaded(a, true, threads);
           threaded(a, false, threads);
+          threaded(a, true, true, threads);
         }
       }
     }
     for (Algorithm a : algorithms) {
-      double[][] runs = new double[4][rounds];
+      double[][] runs = new double[6][rounds];
       for (int r = 0; r < rounds; r++) {
         runs[0][r] = threaded(a, true, 1);
         runs[1][r] = threaded(a, true, 2);
         runs[2][r] = threaded(a, false, 1);
         runs[3][r] = threaded(a, false, 2);
+        runs[4][r] = threaded(a, true, true, 1);
+        runs[5][r] = threaded(a, true, true, 2);
       }
       double[] oursScale = new double[rounds];
       double[] theirScale = new double[rounds];
+      double[] answerScale = new double[rounds];
       for (int r = 0; r < rounds; r++) {
         oursScale[r] = runs[1][r] / runs[0][r];
         theirScale[r] = runs[3][r] / runs[2][r];
+        answerScale[r] = runs[5][r] / runs[4][r];
       }
-      System.out.printf(Locale.ROOT, "| %-14s | %16.0f | %16.0f | %12.2f | %15.0f | %15.0f | %11.2f |%n", a,
-          median(runs[0]), median(runs[1]), median(oursScale), median(runs[2]), median(runs[3]), median(theirScale));
+      System.out.printf(Locale.ROOT, "| %-14s | %16.0f | %16.0f | %12.2f | %15.0f | %15.0f | %11.2f | %13.0f | %13.0f | %18.2f |%n", a,
+          median(runs[0]), median(runs[1]), median(oursScale), median(runs[2]), median(runs[3]), median(theirScale),
+          median(runs[4]), median(runs[5]), median(answerScale));
     }
   }
 
@@ -398,12 +404,17 @@ public final class MemoryComparison {
 
   /** {@code threads} threads sharing one checker and one clock, each on its own keys: checks/s. */
   static double threaded(Algorithm algorithm, boolean ours, int threads) throws Exception {
+    return threaded(algorithm, ours, false, threads);
+  }
+
+  /** {@link #threaded(Algorithm, boolean, int)}; ours with {@code tryAcquire} when {@code answerOnly}. */
+  static double threaded(Algorithm algorithm, boolean ours, boolean answerOnly, int threads) throws Exception {
     int perThread = SCALING_CHECKS / threads;
     int keysPerThread = W.keys() / threads;
     SharedStepClock clock = new SharedStepClock(threads);
     CyclicBarrier start = new CyclicBarrier(threads + 1);
     CyclicBarrier end = new CyclicBarrier(threads + 1);
-    try (Checker c = ours ? ours(algorithm, clock) : bucket4j(clock)) {
+    try (Checker c = ours ? ours(algorithm, clock, answerOnly) : bucket4j(clock)) {
       List<Thread> workers = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         String[] keys = keys(t * keysPerThread, keysPerThread);
