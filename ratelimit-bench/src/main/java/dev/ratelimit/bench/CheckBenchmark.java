@@ -21,8 +21,8 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * {@code RateLimiter.check} on the in-memory backend, on one hot key or round-robin over many keys,
- * with the system clock. Run with {@code -t 1} and {@code -t 2} for one and two threads, and
+ * {@code RateLimiter.check} and {@code tryAcquire} on the in-memory backend, on one hot key or
+ * round-robin over many keys, with the system clock. Run with {@code -t 1} and {@code -t 2} for one and two threads, and
  * {@code -prof gc} for allocation per check.
  */
 @BenchmarkMode(Mode.AverageTime)
@@ -74,5 +74,14 @@ public class CheckBenchmark {
     int i = cursor.next;
     cursor.next = i + 1 == names.length ? 0 : i + 1;
     return state.limiter.check(names[i], state.policy);
+  }
+
+  /** The same checks through {@code tryAcquire}: the answer alone, no {@code Decision} built. */
+  @Benchmark
+  public boolean tryAcquire(Limiter state, Cursor cursor) {
+    String[] names = state.names;
+    int i = cursor.next;
+    cursor.next = i + 1 == names.length ? 0 : i + 1;
+    return state.limiter.tryAcquire(names[i], state.policy);
   }
 }
