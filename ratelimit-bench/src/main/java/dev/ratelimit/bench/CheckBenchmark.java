@@ -70,18 +70,20 @@ public class CheckBenchmark {
 
   @Benchmark
   public Decision check(Limiter state, Cursor cursor) {
-    String[] names = state.names;
-    int i = cursor.next;
-    cursor.next = i + 1 == names.length ? 0 : i + 1;
-    return state.limiter.check(names[i], state.policy);
+    return state.limiter.check(nextKey(state, cursor), state.policy);
   }
 
   /** The same checks through {@code tryAcquire}: the answer alone, no {@code Decision} built. */
   @Benchmark
   public boolean tryAcquire(Limiter state, Cursor cursor) {
+    return state.limiter.tryAcquire(nextKey(state, cursor), state.policy);
+  }
+
+  /** This thread's next key, round-robin. */
+  private static String nextKey(Limiter state, Cursor cursor) {
     String[] names = state.names;
     int i = cursor.next;
     cursor.next = i + 1 == names.length ? 0 : i + 1;
-    return state.limiter.tryAcquire(names[i], state.policy);
+    return names[i];
   }
 }
