@@ -90,11 +90,10 @@ final class DefaultRateLimiter implements RateLimiter {
   private final boolean asyncCheck;
   private final boolean asyncCheckAll;
   /**
-   * Whether a check can go straight to the backend and back: the in-memory backend (no I/O, so
-   * nothing to time out, nothing worth a near-cache), no near-cache, no listener, no shadow policy.
+   * The backend when a check can go straight to it and back, else null: the in-memory backend (no
+   * I/O, so nothing to time out, nothing worth a near-cache), no near-cache, no listener, no shadow
+   * policy. {@link #tryAcquire} then asks it for the answer alone.
    */
-  private final boolean plain;
-  /** The backend when {@link #plain}, else null: {@link #tryAcquire} asks it for the answer alone. */
   private final InMemoryBackend plainBackend;
 
   DefaultRateLimiter(Settings s) {
@@ -116,7 +115,7 @@ final class DefaultRateLimiter implements RateLimiter {
     this.shadowLog = new LogThrottle(s.nanoTime(), SHADOW_LOG_INTERVAL_NANOS);
     this.asyncCheck = overrides(backend, "checkAsync", String.class, Policy.class, long.class, long.class);
     this.asyncCheckAll = overrides(backend, "checkAllAsync", String.class, List.class, long.class, long.class);
-    this.plain = backend instanceof InMemoryBackend && !asyncCheck && nearCache == null
+    boolean plain = backend instanceof InMemoryBackend && !asyncCheck && nearCache == null
         && listener == RateLimitListener.NONE && !shadowAll && shadowPolicies.isEmpty();
     this.plainBackend = plain ? (InMemoryBackend) backend : null;
   }
@@ -143,6 +142,11 @@ final class DefaultRateLimiter implements RateLimiter {
     return checkValid(key, policy, cost, nowMicros());
   }
 
+  /** For tests: whether checks go straight to the in-memory backend (and tryAcquire builds no decision). */
+  boolean isPlain() {
+    return plainBackend != null;
+  }
+
   @Override
   public boolean tryAcquire(String key, Policy policy, long cost) {
     validate(key, policy, cost);
@@ -159,9 +163,9 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   private Decision checkValid(String key, Policy policy, long cost, long now) {
-    if (plain) {
+    if (plainBackend != null) {
       try {
-        return backend.check(key, policy, cost, now);
+        return plainBackend.check(key, policy, cost, now);
       } catch (RuntimeException e) { // a bug in the backend: reported, and the failure mode decides
         settle(CircuitBreaker.CALL, 0, null, e);
         return failed(key, policy, cost, now);

@@ -51,19 +51,20 @@ public interface RateLimiter extends AutoCloseable {
   Decision check(String key, Policy policy, long cost);
 
   /**
-   * Whether one unit of {@code key} passes {@code policy}, consumed when it does: {@link
-   * #check(String, Policy)}{@code .allowed()}, for callers that need only the answer.
+   * Whether one unit of {@code key} passes {@code policy}, consumed when the backend allows it:
+   * {@link #check(String, Policy)}{@code .allowed()}, for callers that need only the answer.
    */
   default boolean tryAcquire(String key, Policy policy) {
     return tryAcquire(key, policy, 1);
   }
 
   /**
-   * Whether {@code cost} units of {@code key} pass {@code policy}, consumed when they do: {@link
-   * #check(String, Policy, long)}{@code .allowed()}, with the same validation, failure mode,
-   * listener events and shadow policies. A limiter with nothing that needs the decision (the
-   * in-memory backend; no listener, near-cache or shadow policies) answers without building one,
-   * which saves an eighth to a quarter of a check's time there.
+   * Whether {@code cost} units of {@code key} pass {@code policy}, consumed when the backend allows
+   * them: {@link #check(String, Policy, long)}{@code .allowed()}, with the same validation, failure
+   * mode, listener events and shadow policies (a shadow policy's denial, or a failure mode's
+   * answer, is {@code true} with nothing consumed). The built-in limiter, when nothing needs the
+   * decision (the in-memory backend; no listener, near-cache or shadow policies), answers without
+   * building one.
    *
    * @throws IllegalArgumentException for bad input (see the class comment)
    */

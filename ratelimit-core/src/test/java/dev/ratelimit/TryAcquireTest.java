@@ -7,6 +7,7 @@ import dev.ratelimit.memory.InMemoryBackend;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -35,6 +36,7 @@ class TryAcquireTest {
     SplittableRandom random = new SplittableRandom(7);
     try (RateLimiter answers = RateLimiter.builder().clock(clock).backend(InMemoryBackend.create()).build();
         RateLimiter decisions = RateLimiter.builder().clock(clock).backend(InMemoryBackend.create()).build()) {
+      assertThat(((DefaultRateLimiter) answers).isPlain()).as("the fast path is the one tested").isTrue();
       int allowed = 0;
       for (int i = 0; i < 5_000; i++) {
         clock.advanceMicros(random.nextLong(-20_000, 150_000)); // now and then a late check
@@ -83,6 +85,7 @@ class TryAcquireTest {
     Policy p = Policy.of(1, Duration.ofSeconds(10)).withName("one");
     try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(InMemoryBackend.create())
         .listener(listener).build()) {
+      assertThat(((DefaultRateLimiter) limiter).isPlain()).isFalse();
       assertThat(limiter.tryAcquire("k", p)).isTrue();
       assertThat(limiter.tryAcquire("k", p)).isFalse();
       assertThat(listener.decisions).containsExactly("one:ALLOWED", "one:DENIED");
@@ -95,7 +98,7 @@ class TryAcquireTest {
     ManualClock clock = ManualClock.at(START);
     Policy p = Policy.of(1, Duration.ofSeconds(10)).withName("trial");
     try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(InMemoryBackend.create())
-        .shadowPolicies(java.util.Set.of("trial")).build()) {
+        .shadowPolicies(Set.of("trial")).build()) {
       assertThat(limiter.tryAcquire("k", p)).isTrue();
       assertThat(limiter.tryAcquire("k", p)).as("denied, in shadow").isTrue();
       assertThat(limiter.inspect("k", p).allowed()).isFalse();

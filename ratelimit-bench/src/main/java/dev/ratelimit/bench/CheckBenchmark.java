@@ -22,8 +22,8 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * {@code RateLimiter.check} and {@code tryAcquire} on the in-memory backend, on one hot key or
- * round-robin over many keys, with the system clock. Run with {@code -t 1} and {@code -t 2} for one and two threads, and
- * {@code -prof gc} for allocation per check.
+ * round-robin over many keys, with the system clock. Run with {@code -t 1} and {@code -t 2} for
+ * one and two threads, and {@code -prof gc} for allocation per check.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)

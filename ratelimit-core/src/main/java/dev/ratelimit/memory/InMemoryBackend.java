@@ -21,9 +21,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The embedded backend: all six algorithms in Java, state in a bounded Caffeine cache.
  *
- * <p>State is kept per key: one entry holds the states of the policies used with that key (it is the
- * first of them), found with one lookup by the key itself, and each check is atomic under that entry's own lock, held for
- * that key's work only. Memory is bounded twice: at most {@link Builder#maximumKeys(long)
+ * <p>State is kept per key: one entry holds the states of the policies used with that key (it is
+ * the first of them), found with one lookup by the key itself, and each check is atomic under that
+ * entry's own lock, held for that key's work only. Memory is bounded twice: at most {@link Builder#maximumKeys(long)
  * maximumKeys} states (Caffeine's W-TinyLFU keeps frequently used keys over one-off ones), and
  * every key is dropped once its states stop mattering (are equivalent to fresh ones), at most one
  * slack later (the policy's window, at least a second and at most an hour; at least a margin of an
@@ -130,7 +130,8 @@ public final class InMemoryBackend implements Backend {
    * Whether {@link #check} would allow, with the same consumption, decided without building a
    * {@link Decision}: nothing is computed or allocated beyond whether the check passed. The
    * limiter's {@link dev.ratelimit.RateLimiter#tryAcquire} calls it when nothing needs the decision
-   * (no listener, near-cache or shadow policies).
+   * (no listener, near-cache or shadow policies). Arguments as for {@link #check}: valid (the
+   * limiter validates them; this method does not).
    */
   public boolean tryAcquire(String key, Policy policy, long cost, long nowMicros) {
     return check(key, policy, cost, nowMicros, false).allowed();

@@ -2,6 +2,7 @@ package dev.ratelimit.memory;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
+import java.time.Duration;
 
 /**
  * The state of one (key, policy) and its algorithm, the Java twin of the policy's Lua script.
@@ -114,7 +115,7 @@ abstract class State extends Entry {
   static final Decision DENIED = Decision.denied(answerOnly(), 0, 0, 0);
 
   private static Policy answerOnly() {
-    return Policy.of(1, java.time.Duration.ofSeconds(1)).withName("answer-only");
+    return Policy.of(1, Duration.ofSeconds(1)).withName("answer-only");
   }
 
   /** When the current state stops mattering, in epoch µs. */
