@@ -3,12 +3,12 @@
 # in ratelimit-bench/target/report/. Run from the repository root on a machine doing nothing else;
 # it starts (and stops) its own redis-server processes on free loopback ports.
 #   ratelimit-bench/report.sh            # everything, about 20 minutes on 2 cores
-#   ratelimit-bench/report.sh memory     # one part: memory, redis, cluster, hot, roundtrips, jmh, load, chart
+#   ratelimit-bench/report.sh memory     # one part: memory, memory-forked, redis, cluster, hot, roundtrips, jmh, load, chart
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=ratelimit-bench/target/report
 jar=ratelimit-bench/target/benchmarks.jar
-parts=("${@:-memory redis cluster hot roundtrips jmh load chart}")
+parts=("${@:-memory memory-forked redis cluster hot roundtrips jmh load chart}")
 parts=(${parts[@]})
 
 if [[ ! -f $jar ]]; then
@@ -22,6 +22,12 @@ for part in "${parts[@]}"; do
   echo "== $part (load: $(cut -d' ' -f1-3 /proc/loadavg))"
   case $part in
     memory)     java -cp $jar dev.ratelimit.bench.MemoryComparison --rounds 5 --warmup 20 | tee "$out/memory.txt" ;;
+    memory-forked) # each algorithm in a JVM of its own, as JMH forks: a service runs one or two
+                rm -f "$out/memory-forked.txt"
+                for a in FIXED_WINDOW SLIDING_LOG SLIDING_WINDOW TOKEN_BUCKET GCRA LEAKY_BUCKET; do
+                  java -cp $jar dev.ratelimit.bench.MemoryComparison --rounds 5 --warmup 20 --algorithms $a \
+                    | tee -a "$out/memory-forked.txt"
+                done ;;
     redis)      java -cp $jar dev.ratelimit.bench.RedisPeers --seconds 4 --rounds 3 | tee "$out/redis-peers.txt" ;;
     cluster)    java -cp $jar dev.ratelimit.bench.ReferenceWorkload --cluster --warmup 20 | tee "$out/reference.txt" ;;
     hot)        java -cp $jar dev.ratelimit.bench.HotDeniedKey --seconds 3 --rounds 3 | tee "$out/hot-denied-key.txt" ;;
