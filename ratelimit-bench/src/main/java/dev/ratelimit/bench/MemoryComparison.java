@@ -100,11 +100,11 @@ public final class MemoryComparison {
     }
     for (int w = 0; w < warmup; w++) {
       for (Algorithm a : algorithms) {
-        throughput(a, true);
-        throughput(a, true, true);
-        throughput(a, false);
-        latency(a, true);
-        latency(a, false);
+        for (Side side : Side.values()) {
+          throughput(a, side);
+        }
+        latency(a, Side.OURS);
+        latency(a, Side.BUCKET4J);
       }
     }
     System.out.printf(Locale.ROOT, "clock advance alone (the loop's floor): %.1f ns per check%n%n",
@@ -120,15 +120,15 @@ public final class MemoryComparison {
         double probes = 0;
         double answers = 0;
         for (int b = 0; b < BEST_OF; b++) { // alternating, the best of each: the machine is shared
-          double[] o = throughput(a, true);
-          double[] t = throughput(a, false);
+          double[] o = throughput(a, Side.OURS);
+          double[] t = throughput(a, Side.BUCKET4J);
           ours = new double[] {Math.max(ours[0], o[0]), o[1], Math.max(ours[2], o[2])};
           theirs = new double[] {Math.max(theirs[0], t[0]), t[1], Math.max(theirs[2], t[2])};
-          probes = Math.max(probes, throughput(a, false, true)[0]);
-          answers = Math.max(answers, throughput(a, true, true)[0]);
+          probes = Math.max(probes, throughput(a, Side.BUCKET4J_PROBE)[0]);
+          answers = Math.max(answers, throughput(a, Side.OURS_TRY_ACQUIRE)[0]);
         }
-        long[] ol = latency(a, true);
-        long[] tl = latency(a, false);
+        long[] ol = latency(a, Side.OURS);
+        long[] tl = latency(a, Side.BUCKET4J);
         Pair p = new Pair(ours[0], theirs[0], (long) ours[1], (long) theirs[1], ours[2], theirs[2], probes,
             answers);
         speed.computeIfAbsent(a, k -> new ArrayList<>()).add(p);
@@ -176,21 +176,21 @@ public final class MemoryComparison {
     for (int w = 0; w < SCALING_WARMUP; w++) {
       for (Algorithm a : algorithms) {
         for (int threads = 1; threads <= 2; threads++) {
-          threaded(a, true, threads);
-          threaded(a, false, threads);
-          threaded(a, true, true, threads);
+          threaded(a, Side.OURS, threads);
+          threaded(a, Side.BUCKET4J, threads);
+          threaded(a, Side.OURS_TRY_ACQUIRE, threads);
         }
       }
     }
     for (Algorithm a : algorithms) {
       double[][] runs = new double[6][rounds];
       for (int r = 0; r < rounds; r++) {
-        runs[0][r] = threaded(a, true, 1);
-        runs[1][r] = threaded(a, true, 2);
-        runs[2][r] = threaded(a, false, 1);
-        runs[3][r] = threaded(a, false, 2);
-        runs[4][r] = threaded(a, true, true, 1);
-        runs[5][r] = threaded(a, true, true, 2);
+        runs[0][r] = threaded(a, Side.OURS, 1);
+        runs[1][r] = threaded(a, Side.OURS, 2);
+        runs[2][r] = threaded(a, Side.BUCKET4J, 1);
+        runs[3][r] = threaded(a, Side.BUCKET4J, 2);
+        runs[4][r] = threaded(a, Side.OURS_TRY_ACQUIRE, 1);
+        runs[5][r] = threaded(a, Side.OURS_TRY_ACQUIRE, 2);
       }
       double[] oursScale = new double[rounds];
       double[] theirScale = new double[rounds];
@@ -234,16 +234,33 @@ public final class MemoryComparison {
     return keys;
   }
 
+  /** Who is measured, and through which call. */
+  enum Side {
+    /** Ours, {@code check(key, policy).allowed()}: a {@code Decision} per call. */
+    OURS,
+    /** Ours, {@code tryAcquire(key, policy)}: the answer alone. */
+    OURS_TRY_ACQUIRE,
+    /** Bucket4j, {@code tryConsume(1)}. */
+    BUCKET4J,
+    /** Bucket4j, {@code tryConsumeAndReturnRemaining(1)}: what a {@code Decision} carries. */
+    BUCKET4J_PROBE;
+
+    Checker checker(Algorithm algorithm, InstantSource clock) {
+      return switch (this) {
+        case OURS -> ours(algorithm, clock, false);
+        case OURS_TRY_ACQUIRE -> ours(algorithm, clock, true);
+        case BUCKET4J -> bucket4j(clock, false);
+        case BUCKET4J_PROBE -> bucket4j(clock, true);
+      };
+    }
+  }
+
   /** A check: ours or Bucket4j's, on a workload's clock. */
   interface Checker extends AutoCloseable {
     boolean check(String key);
 
     @Override
     default void close() {}
-  }
-
-  static Checker ours(Algorithm algorithm, InstantSource clock) {
-    return ours(algorithm, clock, false);
   }
 
   /** Ours: {@code check(key, policy).allowed()}, or with {@code answerOnly} {@code tryAcquire(key, policy)}. */
@@ -261,10 +278,6 @@ public final class MemoryComparison {
         limiter.close();
       }
     };
-  }
-
-  static Checker bucket4j(InstantSource clock) {
-    return bucket4j(clock, false);
   }
 
   /**
@@ -303,19 +316,11 @@ public final class MemoryComparison {
       java.lang.management.ManagementFactory.getThreadMXBean();
 
   /** Untimed: {checks/s, allowed, checks per second of this thread's CPU time}. */
-  static double[] throughput(Algorithm algorithm, boolean ours) {
-    return throughput(algorithm, ours, false);
-  }
-
-  /**
-   * Untimed: {checks/s, allowed, checks per CPU second}; with {@code alternative}, ours with
-   * {@code tryAcquire} instead of {@code check}, Bucket4j with probes instead of {@code tryConsume}.
-   */
-  static double[] throughput(Algorithm algorithm, boolean ours, boolean alternative) {
+  static double[] throughput(Algorithm algorithm, Side side) {
     ManualClock clock = ManualClock.at(ReferenceWorkload.START);
     String[] keys = keys(0, W.keys());
     long allowed = 0;
-    try (Checker c = ours ? ours(algorithm, clock, alternative) : bucket4j(clock, alternative)) {
+    try (Checker c = side.checker(algorithm, clock)) {
       long cpu = THREADS.getCurrentThreadCpuTime();
       long start = System.nanoTime();
       for (int i = 0, k = 0; i < W.checks(); i++) {
@@ -332,12 +337,12 @@ public final class MemoryComparison {
   }
 
   /** Timed, one check at a time: {p50 ns, p99 ns}. */
-  static long[] latency(Algorithm algorithm, boolean ours) {
+  static long[] latency(Algorithm algorithm, Side side) {
     ManualClock clock = ManualClock.at(ReferenceWorkload.START);
     String[] keys = keys(0, W.keys());
     long[] nanos = new long[W.checks()];
     long allowed = 0;
-    try (Checker c = ours ? ours(algorithm, clock) : bucket4j(clock)) {
+    try (Checker c = side.checker(algorithm, clock)) {
       for (int i = 0, k = 0; i < W.checks(); i++) {
         long t0 = System.nanoTime();
         boolean ok = c.check(keys[k]);
@@ -403,18 +408,13 @@ public final class MemoryComparison {
   }
 
   /** {@code threads} threads sharing one checker and one clock, each on its own keys: checks/s. */
-  static double threaded(Algorithm algorithm, boolean ours, int threads) throws Exception {
-    return threaded(algorithm, ours, false, threads);
-  }
-
-  /** {@link #threaded(Algorithm, boolean, int)}; ours with {@code tryAcquire} when {@code answerOnly}. */
-  static double threaded(Algorithm algorithm, boolean ours, boolean answerOnly, int threads) throws Exception {
+  static double threaded(Algorithm algorithm, Side side, int threads) throws Exception {
     int perThread = SCALING_CHECKS / threads;
     int keysPerThread = W.keys() / threads;
     SharedStepClock clock = new SharedStepClock(threads);
     CyclicBarrier start = new CyclicBarrier(threads + 1);
     CyclicBarrier end = new CyclicBarrier(threads + 1);
-    try (Checker c = ours ? ours(algorithm, clock, answerOnly) : bucket4j(clock)) {
+    try (Checker c = side.checker(algorithm, clock)) {
       List<Thread> workers = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         String[] keys = keys(t * keysPerThread, keysPerThread);
