@@ -68,7 +68,12 @@ final class NearCache {
    */
   private Decision evaluate(Id id, Entry entry, Policy policy, long t, long cost) {
     try {
-      return StateSnapshots.evaluate(policy, entry.state, t, cost);
+      StateSnapshots.Restored restored = entry.restored.state;
+      if (restored == null) { // restored on the first answer, then kept: answers allocate no state
+        restored = StateSnapshots.restore(policy, entry.state);
+        entry.restored.state = restored;
+      }
+      return restored.evaluate(policy, t, cost);
     } catch (RuntimeException e) {
       entries.asMap().remove(id, entry);
       long suppressed = badSnapshotLog.tryAcquire(policy.name());
@@ -217,7 +222,11 @@ final class NearCache {
    * unless the backend decides on its own clock).
    */
   private record Entry(Policy policy, long[] state, long takenAt, long deniedUntil, long deniedCost,
-      long offset) {
+      long offset, Restoration restored) {
+    Entry(Policy policy, long[] state, long takenAt, long deniedUntil, long deniedCost, long offset) {
+      this(policy, state, takenAt, deniedUntil, deniedCost, offset, state == null ? null : new Restoration());
+    }
+
     /** A marker that the state moved at {@code takenAt}: no answer, and no older entry may replace it. */
     static Entry cleared(Policy policy, long takenAt, long offset) {
       return new Entry(policy, null, takenAt, Long.MIN_VALUE, Long.MAX_VALUE, offset);
@@ -226,6 +235,15 @@ final class NearCache {
     boolean denies(Policy asked, long cost, long now) {
       return state != null && policy.equals(asked) && now >= takenAt && now < deniedUntil && cost >= deniedCost;
     }
+  }
+
+  /**
+   * An entry's snapshot once restored (by the first answer that reads it; two threads may both
+   * restore it, to the same result). Evaluating a restored snapshot changes nothing, so answers on
+   * several threads share it.
+   */
+  private static final class Restoration {
+    volatile StateSnapshots.Restored state;
   }
 
   /** In real time, an entry lives as long as its denial (an hour at most, 1 ms at least). */

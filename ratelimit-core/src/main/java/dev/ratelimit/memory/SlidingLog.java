@@ -57,7 +57,9 @@ final class SlidingLog extends State {
         Decision d = last;
         if (d == null || d.policy() != p || d.remaining() != limit - n) {
           d = new Decision(p, true, limit - n, Duration.ZERO, p.window(), Duration.ZERO);
-          last = d;
+          if (consume) {
+            last = d; // only a consuming check writes: a check that consumes nothing changes nothing
+          }
         }
         return d; // a busy key in its steady state answers the same decision: none allocated
       }

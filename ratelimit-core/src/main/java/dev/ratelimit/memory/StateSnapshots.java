@@ -21,8 +21,36 @@ public final class StateSnapshots {
    * nothing.
    */
   public static Decision evaluate(Policy policy, long[] snapshot, long nowMicros, long cost) {
+    return restore(policy, snapshot).evaluate(policy, nowMicros, cost);
+  }
+
+  /**
+   * {@code snapshot} of {@code policy}'s algorithm restored once, to be {@link Restored#evaluate
+   * evaluated} any number of times: what a near-cache keeps for a hot denied key, rather than
+   * restoring the snapshot on every answer.
+   *
+   * @throws RuntimeException when the snapshot is not one the algorithm reads
+   */
+  public static Restored restore(Policy policy, long[] snapshot) {
     State state = State.fresh(policy);
     state.restore(snapshot);
-    return State.check(state, policy, nowMicros, cost, false);
+    return new Restored(state);
+  }
+
+  /**
+   * A restored snapshot. Evaluating it changes nothing (nothing is consumed), so any number of
+   * threads may evaluate one at once.
+   */
+  public static final class Restored {
+    private final State state;
+
+    private Restored(State state) {
+      this.state = state;
+    }
+
+    /** {@link StateSnapshots#evaluate} of this snapshot, for the policy it was restored for. */
+    public Decision evaluate(Policy policy, long nowMicros, long cost) {
+      return State.check(state, policy, nowMicros, cost, false);
+    }
   }
 }
