@@ -151,8 +151,9 @@ abstract class Entry extends ColdPrefix {
       return UNCHANGED; // the hold stays at least a margin past the deadline
     }
     long slack = Math.min(Math.max(policy.windowMicros(), MIN_SLACK_MICROS), MAX_SLACK_MICROS);
-    if (hold != Long.MIN_VALUE && deadline <= hold - margin(slack)) {
-      renewAfter = hold - margin(slack); // a shorter window's margin: the hold still covers it, and never moves back
+    long covered = hold - margin(slack); // the latest deadline the hold covers with this policy's margin
+    if (hold != Long.MIN_VALUE && deadline <= covered) {
+      renewAfter = covered; // a shorter window's margin: the hold still covers the deadline, and never moves back
       return UNCHANGED;
     }
     long newHold = deadline + slack;

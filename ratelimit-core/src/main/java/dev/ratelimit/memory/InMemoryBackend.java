@@ -23,8 +23,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>State is kept per key: one entry holds the states of the policies used with that key (it is
  * the first of them), found with one lookup by the key itself, and each check is atomic under that
- * entry's own lock, held for that key's work only. Memory is bounded twice: at most {@link Builder#maximumKeys(long)
- * maximumKeys} states (Caffeine's W-TinyLFU keeps frequently used keys over one-off ones), and
+ * entry's own lock, held for that key's work only. Memory is bounded twice: at most
+ * {@link Builder#maximumKeys(long) maximumKeys} states (Caffeine's W-TinyLFU keeps frequently used
+ * keys over one-off ones), and
  * every key is dropped once its states stop mattering (are equivalent to fresh ones), at most one
  * slack later (the policy's window, at least a second and at most an hour; at least a margin of an
  * eighth of it, and half a second, later: see {@link Entry}). Until it is dropped, an expired

@@ -5,8 +5,9 @@ import dev.ratelimit.Policy;
 
 /**
  * Evaluates a backend's state snapshot with the in-memory algorithms, read-only: the near-cache's
- * way to answer a hot denied key locally with exactly the decision the backend would give. One
- * implementation of each algorithm in Java, used twice.
+ * way to answer a hot denied key locally with exactly the decision the backend would give (it
+ * {@link #restore restores} a snapshot once and evaluates it on every answer). One implementation
+ * of each algorithm in Java, used twice.
  *
  * <p>Snapshot layouts, as the Redis scripts return them on a denial: FIXED_WINDOW
  * {@code [windowStart, count]}; SLIDING_WINDOW {@code [windowStart, previous, current]};
