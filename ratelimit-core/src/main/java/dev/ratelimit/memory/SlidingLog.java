@@ -8,6 +8,11 @@ import java.util.Arrays;
 /**
  * SLIDING_LOG: one timestamp per accepted unit, oldest first, in a ring; the units in
  * {@code (t - W, t]} count. Twin of sliding_log.lua.
+ *
+ * <p>The ring grows by doubling up to the policy's limit and no further (a check consumes only
+ * while the log holds at most {@code limit} units). Once a busy key's ring is full, the admission
+ * that follows an expiry writes its timestamp into the slot the expired one left: the check reads
+ * and writes one place of the array, not its two ends.
  */
 final class SlidingLog extends State {
   private long[] log;
@@ -43,7 +48,7 @@ final class SlidingLog extends State {
     if (n + c <= limit) {
       if (consume) {
         drop(expired);
-        append(t, (int) c);
+        append(t, (int) c, limit);
         n += c;
       }
       long resetAfter = n > 0 ? newest + window - t : 0;
@@ -77,8 +82,7 @@ final class SlidingLog extends State {
   /** Snapshot: the timestamps of the units in the window, oldest first. */
   @Override
   void restore(long[] snapshot) {
-    int capacity = Math.max(4, Integer.highestOneBit(Math.max(1, snapshot.length - 1)) << 1);
-    log = new long[capacity];
+    log = new long[Math.max(4, snapshot.length)];
     System.arraycopy(snapshot, 0, log, 0, snapshot.length);
     head = 0;
     size = snapshot.length;
@@ -90,27 +94,37 @@ final class SlidingLog extends State {
     return size == 0 ? Long.MIN_VALUE : at(size - 1) + p.windowMicros();
   }
 
+  /** The ring's length, for tests. */
+  int capacity() {
+    return log.length;
+  }
+
   private long at(int i) {
-    return log[(head + i) & (log.length - 1)];
+    return log[slot(head + i)];
+  }
+
+  /** The ring's slot of position {@code i}, for {@code 0 <= i < 2 * log.length}. */
+  private int slot(int i) {
+    int length = log.length;
+    return i < length ? i : i - length;
   }
 
   private void drop(int count) {
-    head = (head + count) & (log.length - 1);
+    head = slot(head + count);
     size -= count;
   }
 
   /** Appends {@code c} entries at {@code t}, keeping the log sorted if the clock stepped back. */
-  private void append(long t, int c) {
+  private void append(long t, int c, long limit) {
     long[] log = this.log;
-    int mask = log.length - 1;
-    if (c == 1 && size <= mask && (size == 0 || newest <= t)) { // the usual case: one unit, in order
-      log[(head + size) & mask] = t;
+    if (c == 1 && size < log.length && (size == 0 || newest <= t)) { // the usual case: one unit, in order
+      log[slot(head + size)] = t;
       size++;
       newest = t;
       return;
     }
     if (size + c > log.length) {
-      int capacity = Integer.highestOneBit(size + c - 1) << 1;
+      int capacity = Math.max(size + c, (int) Math.min(2L * log.length, limit));
       long[] grown = new long[capacity];
       int first = Math.min(size, log.length - head); // the ring unrolled: head..end, then 0..
       System.arraycopy(log, head, grown, 0, first);
@@ -123,16 +137,15 @@ final class SlidingLog extends State {
   }
 
   private void appendSorted(long t, int c) {
-    int mask = log.length - 1;
     int insert = size;
     while (insert > 0 && at(insert - 1) > t) {
       insert--;
     }
     for (int i = size - 1; i >= insert; i--) {
-      log[(head + i + c) & mask] = log[(head + i) & mask];
+      log[slot(head + i + c)] = log[slot(head + i)];
     }
     for (int i = 0; i < c; i++) {
-      log[(head + insert + i) & mask] = t;
+      log[slot(head + insert + i)] = t;
     }
     size += c;
   }
