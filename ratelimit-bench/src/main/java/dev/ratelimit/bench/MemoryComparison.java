@@ -41,16 +41,20 @@ import java.util.concurrent.CyclicBarrier;
  * descheduled by other processes does not inflate: the "cpu ratio") and a timed pass
  * ({@code System.nanoTime()} around each check; p50 and p99 in ns, the timer's own cost included,
  * for both alike). Then the median over the rounds. Then scaling: the same 200,000 checks by two
- * threads, each on its own 500 keys, one limiter (or one bucket map) and one clock shared (a
- * {@link SharedStepClock}: together the threads move it 0.5 ms per check), against one thread
- * doing all of them the same way; scaling = checks/s with 2 threads ÷ with 1. A scaling run is five
- * times the workload (1,000,000 checks) so that it lasts long enough to time two threads; every
- * scaling run of every algorithm is made {@value #SCALING_WARMUP} times untimed first.
+ * threads, each on its own 500 keys, one limiter (or one bucket map) and one {@link ManualClock}
+ * shared (each thread moves it {@link #advanceEvery} steps after as many checks: together they
+ * move it 0.5 ms per check), against one thread doing all of them the same way; scaling = checks/s
+ * with 2 threads ÷ with 1. A scaling run is five times the workload (1,000,000 checks; {@code
+ * --scaling-checks N}) so that it lasts long enough to time two threads; every scaling run of every
+ * algorithm is made {@value #SCALING_WARMUP} times untimed first. Both sides read the clock without
+ * allocating (until session 8 the shared clock built an {@code Instant} per read, and that
+ * allocation, on both cores busy, held both sides' two threads near the same ceiling).
  *
  * <p>Options: {@code --rounds N} (default 5), {@code --warmup N} (default 20) untimed rounds first
  * (each a throughput and a timed pass per algorithm and side; with 3, a run of one algorithm still
  * measured ours before C2 had compiled its path: GCRA at 0.73, 0.94–1.00 with 20),
- * {@code --no-scaling}, {@code --algorithms GCRA,FIXED_WINDOW} (default all).
+ * {@code --no-scaling}, {@code --scaling-checks N} (default 1,000,000), {@code --algorithms
+ * GCRA,FIXED_WINDOW} (default all).
  */
 public final class MemoryComparison {
   private static final Workload W = Workload.REFERENCE;
@@ -89,11 +93,13 @@ public final class MemoryComparison {
         case "--rounds" -> rounds = Integer.parseInt(args[++i]);
         case "--warmup" -> warmup = Integer.parseInt(args[++i]);
         case "--no-scaling" -> scaling = false;
+        case "--scaling-checks" -> scalingChecks = Integer.parseInt(args[++i]);
+        case "--advance-every" -> advanceEvery = Integer.parseInt(args[++i]);
         case "--algorithms" -> algorithms = java.util.Arrays.stream(args[++i].split(","))
             .map(Algorithm::valueOf).toArray(Algorithm[]::new);
         default -> {
           System.err.println("unknown option " + args[i]
-              + "; options: --rounds N, --warmup N, --no-scaling, --algorithms A,B");
+              + "; options: --rounds N, --warmup N, --no-scaling, --scaling-checks N, --advance-every N, --algorithms A,B");
           System.exit(2);
         }
       }
@@ -168,9 +174,9 @@ public final class MemoryComparison {
     }
     System.out.println();
     System.out.println("Scaling: 2 threads, each its own 500 keys, one shared limiter / bucket map and one shared clock"
-        + " (0.5 ms per check in all), vs 1 thread with all 1,000 keys the same way; " + SCALING_CHECKS + " checks per run; medians of " + rounds + " rounds");
-    System.out.println("| algorithm      | ours 1T checks/s | ours 2T checks/s | ours scaling | b4j 1T checks/s | b4j 2T checks/s | b4j scaling | tryAcquire 1T | tryAcquire 2T | tryAcquire scaling |");
-    System.out.println("|----------------|------------------|------------------|--------------|-----------------|-----------------|-------------|---------------|---------------|--------------------|");
+        + " (0.5 ms per check in all), vs 1 thread with all 1,000 keys the same way; " + scalingChecks + " checks per run; medians of " + rounds + " rounds");
+    System.out.println("| algorithm      | ours 1T checks/s | ours 2T checks/s | ours scaling | b4j 1T checks/s | b4j 2T checks/s | b4j scaling | tryAcquire 1T | tryAcquire 2T | tryAcquire scaling | tryAcquire scaling, a limiter per thread |");
+    System.out.println("|----------------|------------------|------------------|--------------|-----------------|-----------------|-------------|---------------|---------------|--------------------|------------------------------------------|");
     // warm-up of the 2-thread paths too (contended locks, Caffeine's buffers growing per thread):
     // without it the algorithms measured first paid for it, and scaled least
     for (int w = 0; w < SCALING_WARMUP; w++) {
@@ -179,11 +185,16 @@ public final class MemoryComparison {
           threaded(a, Side.OURS, threads);
           threaded(a, Side.BUCKET4J, threads);
           threaded(a, Side.OURS_TRY_ACQUIRE, threads);
+          threaded(a, Side.OURS_TRY_ACQUIRE, threads, true);
         }
+      }
+      for (int threads = 1; threads <= 2; threads++) {
+        threaded(Algorithm.FIXED_WINDOW, Side.BARE_MAP, threads);
+        threaded(Algorithm.FIXED_WINDOW, Side.BARE_MAP, threads, true);
       }
     }
     for (Algorithm a : algorithms) {
-      double[][] runs = new double[6][rounds];
+      double[][] runs = new double[8][rounds];
       for (int r = 0; r < rounds; r++) {
         runs[0][r] = threaded(a, Side.OURS, 1);
         runs[1][r] = threaded(a, Side.OURS, 2);
@@ -191,26 +202,43 @@ public final class MemoryComparison {
         runs[3][r] = threaded(a, Side.BUCKET4J, 2);
         runs[4][r] = threaded(a, Side.OURS_TRY_ACQUIRE, 1);
         runs[5][r] = threaded(a, Side.OURS_TRY_ACQUIRE, 2);
+        runs[6][r] = threaded(a, Side.OURS_TRY_ACQUIRE, 1, true);
+        runs[7][r] = threaded(a, Side.OURS_TRY_ACQUIRE, 2, true);
       }
-      double[] oursScale = new double[rounds];
-      double[] theirScale = new double[rounds];
-      double[] answerScale = new double[rounds];
-      for (int r = 0; r < rounds; r++) {
-        oursScale[r] = runs[1][r] / runs[0][r];
-        theirScale[r] = runs[3][r] / runs[2][r];
-        answerScale[r] = runs[5][r] / runs[4][r];
-      }
-      System.out.printf(Locale.ROOT, "| %-14s | %16.0f | %16.0f | %12.2f | %15.0f | %15.0f | %11.2f | %13.0f | %13.0f | %18.2f |%n", a,
-          median(runs[0]), median(runs[1]), median(oursScale), median(runs[2]), median(runs[3]), median(theirScale),
-          median(runs[4]), median(runs[5]), median(answerScale));
+      System.out.printf(Locale.ROOT, "| %-14s | %16.0f | %16.0f | %12.2f | %15.0f | %15.0f | %11.2f | %13.0f | %13.0f | %18.2f | %40.2f |%n", a,
+          median(runs[0]), median(runs[1]), medianRatio(runs[1], runs[0]), median(runs[2]), median(runs[3]),
+          medianRatio(runs[3], runs[2]), median(runs[4]), median(runs[5]), medianRatio(runs[5], runs[4]),
+          medianRatio(runs[7], runs[6]));
     }
+    double[][] bare = new double[4][rounds];
+    for (int r = 0; r < rounds; r++) {
+      bare[0][r] = threaded(Algorithm.FIXED_WINDOW, Side.BARE_MAP, 1);
+      bare[1][r] = threaded(Algorithm.FIXED_WINDOW, Side.BARE_MAP, 2);
+      bare[2][r] = threaded(Algorithm.FIXED_WINDOW, Side.BARE_MAP, 1, true);
+      bare[3][r] = threaded(Algorithm.FIXED_WINDOW, Side.BARE_MAP, 2, true);
+    }
+    System.out.println();
+    System.out.printf(Locale.ROOT, "This machine's own scaling, for reference: a bare ConcurrentHashMap<String, long[]> fixed window"
+        + " (no limiter), the same runs: 1T %.0f checks/s, 2T %.0f, scaling %.2f; a map and a clock per thread: scaling %.2f."
+        + " A cache line's round trip between the two threads: %.0f ns%n",
+        median(bare[0]), median(bare[1]), medianRatio(bare[1], bare[0]), medianRatio(bare[3], bare[2]),
+        crossCoreRoundTripNanos());
+  }
+
+  /** The median over rounds of {@code over[r] / under[r]}. */
+  static double medianRatio(double[] over, double[] under) {
+    double[] ratios = new double[over.length];
+    for (int r = 0; r < over.length; r++) {
+      ratios[r] = over[r] / under[r];
+    }
+    return median(ratios);
   }
 
   /** Untimed rounds of every scaling run before the measured ones. */
   static final int SCALING_WARMUP = 5;
 
   /** Checks per scaling run: five times the workload's, so that a run lasts tens of milliseconds. */
-  static final int SCALING_CHECKS = 5 * W.checks();
+  static int scalingChecks = 5 * W.checks();
 
   /** Throughput pairs measured per round and side, alternating; the best counts. */
   static final int BEST_OF = 3;
@@ -243,7 +271,13 @@ public final class MemoryComparison {
     /** Bucket4j, {@code tryConsume(1)}. */
     BUCKET4J,
     /** Bucket4j, {@code tryConsumeAndReturnRemaining(1)}: what a {@code Decision} carries. */
-    BUCKET4J_PROBE;
+    BUCKET4J_PROBE,
+    /**
+     * No limiter: a fixed window in a bare {@code ConcurrentHashMap<String, long[]>}, each key's
+     * array updated under its monitor; the floor cost of a map lookup and an update (the
+     * algorithm is ignored). A reference for scaling, not a contender.
+     */
+    BARE_MAP;
 
     Checker checker(Algorithm algorithm, InstantSource clock) {
       return switch (this) {
@@ -251,6 +285,7 @@ public final class MemoryComparison {
         case OURS_TRY_ACQUIRE -> ours(algorithm, clock, true);
         case BUCKET4J -> bucket4j(clock, false);
         case BUCKET4J_PROBE -> bucket4j(clock, true);
+        case BARE_MAP -> bareMap((ManualClock) clock);
       };
     }
   }
@@ -309,6 +344,26 @@ public final class MemoryComparison {
         b = buckets.computeIfAbsent(key, k -> Bucket.builder().addLimit(limit).withCustomTimePrecision(meter).build());
       }
       return probe ? b.tryConsumeAndReturnRemaining(1).isConsumed() : b.tryConsume(1);
+    };
+  }
+
+  /** {@link Side#BARE_MAP}: the workload's limit per window, fixed windows, in a bare map. */
+  static Checker bareMap(ManualClock clock) {
+    ConcurrentHashMap<String, long[]> windows = new ConcurrentHashMap<>();
+    long window = W.window().toNanos() / 1_000L;
+    return key -> {
+      long[] w = windows.get(key);
+      if (w == null) {
+        w = windows.computeIfAbsent(key, k -> new long[2]);
+      }
+      long current = clock.epochMicros() / window;
+      synchronized (w) {
+        if (w[0] != current) {
+          w[0] = current;
+          w[1] = 0;
+        }
+        return w[1] < W.limit() && ++w[1] > 0;
+      }
     };
   }
 
@@ -376,49 +431,39 @@ public final class MemoryComparison {
   }
 
   /**
-   * One clock for all threads, cheap to read and to move: each thread counts its own checks and
-   * publishes the count every {@value #PUBLISH_EVERY} checks (to a slot of its own, 128 bytes from
-   * the others); the time is the start plus the sum of the counts times the workload's step. So
-   * both threads together move it 0.5 ms per check, as one thread does alone, in steps of at most
-   * 32 ms, and reading it does not bounce a cache line written on every check.
+   * In the scaling runs each thread moves the shared clock by this many steps at once, after as
+   * many checks: together the threads move it 0.5 ms per check, as one thread does alone, and a
+   * read of the clock misses the cache once per this many checks of the other thread, not on every
+   * check.
    */
-  static final class SharedStepClock implements InstantSource {
-    static final int PUBLISH_EVERY = 64;
-    private static final int STRIDE = 16;
-    private final java.util.concurrent.atomic.AtomicLongArray counts;
-    private final int threads;
-
-    SharedStepClock(int threads) {
-      this.threads = threads;
-      this.counts = new java.util.concurrent.atomic.AtomicLongArray(threads * STRIDE + STRIDE);
-    }
-
-    void publish(int thread, long count) {
-      counts.setRelease((thread + 1) * STRIDE, count);
-    }
-
-    @Override
-    public Instant instant() {
-      long sum = 0;
-      for (int t = 1; t <= threads; t++) {
-        sum += counts.getAcquire(t * STRIDE);
-      }
-      return ReferenceWorkload.START.plusNanos(sum * W.stepMicros() * 1_000L);
-    }
-  }
+  static int advanceEvery = 64;
 
   /** {@code threads} threads sharing one checker and one clock, each on its own keys: checks/s. */
   static double threaded(Algorithm algorithm, Side side, int threads) throws Exception {
-    int perThread = SCALING_CHECKS / threads;
+    return threaded(algorithm, side, threads, false);
+  }
+
+  /**
+   * {@code threads} threads, each on its own keys: checks/s. They share one checker and one clock,
+   * or with {@code isolated} each has a checker and a clock of its own (moved by its own checks
+   * only, at the same pace): nothing is shared, the reference for what the machine itself scales to.
+   */
+  static double threaded(Algorithm algorithm, Side side, int threads, boolean isolated) throws Exception {
+    int perThread = scalingChecks / threads;
     int keysPerThread = W.keys() / threads;
-    SharedStepClock clock = new SharedStepClock(threads);
+    ManualClock sharedClock = ManualClock.at(ReferenceWorkload.START); // read without allocating, by both sides
     CyclicBarrier start = new CyclicBarrier(threads + 1);
     CyclicBarrier end = new CyclicBarrier(threads + 1);
-    try (Checker c = side.checker(algorithm, clock)) {
+    List<Checker> checkers = new ArrayList<>();
+    Checker shared = isolated ? null : side.checker(algorithm, sharedClock);
+    try {
       List<Thread> workers = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         String[] keys = keys(t * keysPerThread, keysPerThread);
-        int self = t;
+        ManualClock clock = isolated ? ManualClock.at(ReferenceWorkload.START) : sharedClock;
+        long advance = advanceEvery * W.stepMicros() * (isolated ? threads : 1);
+        Checker c = isolated ? side.checker(algorithm, clock) : shared;
+        checkers.add(c);
         Thread worker = new Thread(() -> {
           try {
             start.await();
@@ -426,8 +471,8 @@ public final class MemoryComparison {
             for (int i = 0, k = 0; i < perThread; i++) {
               allowed += c.check(keys[k]) ? 1 : 0;
               k = k + 1 == keys.length ? 0 : k + 1;
-              if ((i + 1) % SharedStepClock.PUBLISH_EVERY == 0) {
-                clock.publish(self, i + 1);
+              if ((i + 1) % advanceEvery == 0) {
+                clock.advanceMicros(advance);
               }
             }
             if (allowed < 0) {
@@ -448,7 +493,42 @@ public final class MemoryComparison {
       for (Thread w : workers) {
         w.join();
       }
-      return SCALING_CHECKS * 1e9 / elapsed;
+      return scalingChecks * 1e9 / elapsed;
+    } finally {
+      for (Checker c : isolated ? checkers : List.of(shared)) {
+        c.close();
+      }
     }
+  }
+
+  /**
+   * The round trip of one cache line between two threads (each waits for the other's write, then
+   * writes), ns, median of 5 runs: what every write shared by the threads of a scaling run costs.
+   */
+  static double crossCoreRoundTripNanos() throws Exception {
+    int n = 200_000;
+    double[] runs = new double[5];
+    for (int r = 0; r < runs.length; r++) {
+      java.util.concurrent.atomic.AtomicLong line = new java.util.concurrent.atomic.AtomicLong();
+      Thread other = new Thread(() -> {
+        for (long i = 1; i <= n; i++) {
+          while (line.get() != 2 * i - 1) {
+            Thread.onSpinWait();
+          }
+          line.set(2 * i);
+        }
+      });
+      other.start();
+      long t0 = System.nanoTime();
+      for (long i = 1; i <= n; i++) {
+        line.set(2 * i - 1);
+        while (line.get() != 2 * i) {
+          Thread.onSpinWait();
+        }
+      }
+      runs[r] = (double) (System.nanoTime() - t0) / n;
+      other.join();
+    }
+    return median(runs);
   }
 }
