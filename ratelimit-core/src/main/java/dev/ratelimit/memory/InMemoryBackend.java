@@ -39,9 +39,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Memory per key: one object per policy, the first of which is the key's entry (lock, expiry,
  * and 60 bytes of padding against false sharing, see {@link ColdPrefix}; the objects of further
- * policies carry the same fields unused, about 170 bytes each for GCRA); SLIDING_LOG adds one
+ * policies carry the same fields unused, about 185 bytes each for GCRA); SLIDING_LOG adds one
  * {@code long} per admitted unit in the window (up to {@code limit}). With the cache entry and the
- * index entry, about 310 bytes per key for GCRA, the key string aside.
+ * index entry, about 325 bytes per key for GCRA, the key string aside.
  */
 public final class InMemoryBackend implements Backend {
   /** One check in this many of a key records its read with the cache (frequency and access order). */
