@@ -99,6 +99,11 @@ final class SlidingLog extends State {
     return log.length;
   }
 
+  /** Whether the units run past the ring's end and on from its start, for tests. */
+  boolean wrapped() {
+    return head + size > log.length;
+  }
+
   private long at(int i) {
     return log[slot(head + i)];
   }

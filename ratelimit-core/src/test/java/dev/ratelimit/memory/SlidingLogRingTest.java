@@ -17,7 +17,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * SLIDING_LOG's ring (sized up to the limit, not a power of two, so that a full ring's admission
  * reuses the slot its expiry freed) against the plainest log there is: a sorted list of
  * timestamps. Random traces of costs, consuming and inspecting checks, and late checks (the clock
- * stepping back), long enough for the ring to fill, wrap around and grow from any head position.
+ * stepping back), long enough for the ring to fill and wrap around; and, with the policy's limit
+ * changing under one name and states restored from snapshots, for it to grow from a wrapped ring.
  */
 class SlidingLogRingTest {
   private static final long START = 1_700_000_000_000_000L;
@@ -43,6 +44,41 @@ class SlidingLogRingTest {
         assertThat(State.computeExpiresAt(ring, p)).isEqualTo(model.get(model.size() - 1) + window);
       }
     }
+  }
+
+  @ParameterizedTest
+  @ValueSource(ints = {1, 2, 3})
+  void growsFromAWrappedRingWhenTheLimitRises(int seed) {
+    long[] limits = {3, 5, 8, 13, 21};
+    SplittableRandom random = new SplittableRandom(seed);
+    SlidingLog ring = new SlidingLog();
+    List<Long> model = new ArrayList<>();
+    long t = START;
+    long largest = 0;
+    int grownWrapped = 0;
+    for (int i = 0; i < 20_000; i++) {
+      long limit = limits[random.nextInt(limits.length)];
+      largest = Math.max(largest, limit);
+      Policy p = Policy.of(limit, Duration.ofSeconds(2), Algorithm.SLIDING_LOG).withName("uploads");
+      long window = p.windowMicros();
+      if (random.nextInt(50) == 0) { // a snapshot restored, as the near-cache does: the units in the window
+        long now = t;
+        model.removeIf(ts -> ts <= now - window);
+        ring = new SlidingLog();
+        ring.restore(model.stream().mapToLong(Long::longValue).toArray());
+      }
+      t += random.nextInt(10) == 0 ? -random.nextLong(0, 200_000) : random.nextLong(0, 3 * window / limit);
+      long cost = 1 + random.nextLong(Math.min(3, limit));
+      boolean consume = random.nextInt(5) != 0;
+      int capacity = ring.capacity();
+      boolean wrapped = ring.wrapped();
+      Decision expected = modelCheck(model, p, t, cost, consume);
+      assertThat(State.check(ring, p, t, cost, consume)).as("check %d at %d, cost %d, limit %d", i, t, cost, limit)
+          .isEqualTo(expected);
+      grownWrapped += wrapped && ring.capacity() > capacity ? 1 : 0;
+      assertThat(ring.capacity()).as("the ring never grows past the largest limit").isLessThanOrEqualTo(Math.max(4, (int) largest));
+    }
+    assertThat(grownWrapped).as("growths of a wrapped ring").isGreaterThan(10);
   }
 
   private static Decision modelCheck(List<Long> log, Policy p, long t, long c, boolean consume) {
