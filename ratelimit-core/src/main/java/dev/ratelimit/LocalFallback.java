@@ -4,6 +4,7 @@ import dev.ratelimit.memory.InMemoryBackend;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * {@link FailureMode#LOCAL_FALLBACK}: an in-memory backend, created on the first failure, that
@@ -14,9 +15,20 @@ import java.util.List;
  * <p>Decisions carry the caller's policy, not the scaled one: {@code remaining} is what is left of
  * the local share. A cost above a policy's scaled capacity is denied with {@code retryAfter} =
  * the FAIL_CLOSED retry, since the local share can never admit it.
+ *
+ * <p>Each policy is scaled once: the scaled copy is kept (by the caller's policy, compared by
+ * value) and used by every later check, so an outage's checks build no policy, and the in-memory
+ * states see one policy object, as they do outside an outage. At most {@value #MAX_SCALED} copies
+ * are kept; a process that builds policies per request (more distinct ones than that) has the
+ * copies dropped and made again.
  */
 final class LocalFallback implements AutoCloseable {
+  /** The most scaled policies kept. */
+  static final int MAX_SCALED = 1_024;
+
   private final double share;
+  /** Scaled copies by the caller's policy. */
+  private final ConcurrentHashMap<Policy, Policy> copies = new ConcurrentHashMap<>();
   private final Duration tooCostlyRetryAfter;
   private volatile InMemoryBackend backend;
 
@@ -66,11 +78,30 @@ final class LocalFallback implements AutoCloseable {
     }
   }
 
-  /** {@code policy} with limit and burst times the share, rounded up, at least 1; same name. */
+  /**
+   * {@code policy} with limit and burst times the share, rounded up, at least 1; same name. The
+   * same object for equal policies while it is kept (see the class comment).
+   */
   Policy scale(Policy policy) {
     if (share >= 1.0) {
       return policy;
     }
+    Policy s = copies.get(policy);
+    if (s == null) {
+      if (copies.size() >= MAX_SCALED) {
+        copies.clear(); // policies built per request: kept bounded, made again when needed
+      }
+      s = copies.computeIfAbsent(policy, this::scaledCopy);
+    }
+    return s;
+  }
+
+  /** How many scaled policies are kept, for tests. */
+  int scaledPolicies() {
+    return copies.size();
+  }
+
+  private Policy scaledCopy(Policy policy) {
     return new Policy(scale(policy.limit()), policy.window(), policy.algorithm(), scale(policy.burst()),
         policy.name());
   }

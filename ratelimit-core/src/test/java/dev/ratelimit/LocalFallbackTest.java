@@ -128,4 +128,24 @@ class LocalFallbackTest {
       assertThat(limiter.check("k", p).remaining()).as("the local state was reset too").isEqualTo(4);
     }
   }
+
+  @Test
+  void eachPolicyIsScaledOnceAndTheCopiesStayBounded() {
+    LocalFallback fallback = new LocalFallback(0.5, Duration.ofSeconds(2));
+    Policy p = Policy.of(10, Duration.ofMinutes(1)).withName("api");
+    Policy scaled = fallback.scale(p);
+    assertThat(scaled.limit()).isEqualTo(5);
+    assertThat(scaled.name()).isEqualTo("api");
+    assertThat(fallback.scale(p)).as("the kept copy, not a new one").isSameAs(scaled);
+    assertThat(fallback.scale(Policy.of(10, Duration.ofMinutes(1)).withName("api")))
+        .as("an equal policy built elsewhere").isSameAs(scaled);
+    assertThat(fallback.scale(p.withLimit(20)).limit()).as("other numbers, another copy").isEqualTo(10);
+    for (int i = 1; i <= 3 * LocalFallback.MAX_SCALED; i++) { // policies built per request
+      assertThat(fallback.scale(Policy.of(i, Duration.ofMinutes(1))).limit()).isEqualTo((i + 1) / 2);
+      assertThat(fallback.scaledPolicies()).isLessThanOrEqualTo(LocalFallback.MAX_SCALED);
+    }
+    assertThat(fallback.scale(p)).as("made again after the copies were dropped").isEqualTo(scaled);
+    assertThat(new LocalFallback(1.0, Duration.ofSeconds(2)).scale(p)).as("the whole share: the policy itself")
+        .isSameAs(p);
+  }
 }
