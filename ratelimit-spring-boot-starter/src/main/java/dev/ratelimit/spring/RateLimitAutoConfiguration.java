@@ -179,7 +179,7 @@ public class RateLimitAutoConfiguration {
     @ConditionalOnMissingBean(name = "rateLimitFilter")
     FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimiter limiter, PolicyRegistry policies,
         RateLimitProperties properties, HeaderOptions headers, ObjectProvider<DenialLog> denials,
-        Environment environment) {
+        Environment environment, BeanFactory beans) {
       RateLimitFilter.Builder builder = RateLimitFilter.builder(limiter)
           .matchAll(properties.getFilter().isMatchAll())
           .trustedProxies(properties.getTrustedProxies())
@@ -187,9 +187,17 @@ public class RateLimitAutoConfiguration {
           .missingKey(properties.getMissingKey() == RateLimitProperties.MissingKeyAction.REJECT
               ? MissingKey.REJECT : MissingKey.SHARED_BUCKET);
       DenialLog denialLog = denials.getIfAvailable();
-      if (denialLog != null) {
+      CorsOnDenial cors = properties.getFilter().isCors()
+          && ClassUtils.isPresent(CORS_SOURCE, RateLimitAutoConfiguration.class.getClassLoader())
+          ? new CorsOnDenial(beans) : null;
+      if (denialLog != null || cors != null) {
         builder.deniedHandler((request, response, decision) -> {
-          denialLog.denied("filter", decision.limiting(), null); // the filter does not expose the key
+          if (denialLog != null) {
+            denialLog.denied("filter", decision.limiting(), null); // the filter does not expose the key
+          }
+          if (cors != null) {
+            cors.apply(request, response);
+          }
           RateLimitResponses.writeDenied(response, decision.decisions(), headers);
         });
       }
@@ -201,6 +209,9 @@ public class RateLimitAutoConfiguration {
       registration.setOrder(properties.getFilter().getOrder());
       return registration;
     }
+
+    /** Spring's CORS configuration type (spring-web), needed for {@link CorsOnDenial}. */
+    private static final String CORS_SOURCE = "org.springframework.web.cors.CorsConfigurationSource";
 
     /** Spring Security's filter chain, and the property and default of the order Spring Boot gives it. */
     private static final String SECURITY_FILTER_CHAIN = "org.springframework.security.web.FilterChainProxy";

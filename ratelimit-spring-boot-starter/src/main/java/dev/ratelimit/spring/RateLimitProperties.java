@@ -432,8 +432,24 @@ public class RateLimitProperties {
      */
     private int order = -101; // a literal: the configuration metadata shows it as the default
 
+    /**
+     * Whether a 429 the filter writes carries the application's CORS headers (from the
+     * {@code corsConfigurationSource} bean, else Spring MVC's mappings), so that a browser lets the
+     * page's script see it. The filter runs before Spring Security's and Spring MVC's CORS handling,
+     * which would otherwise never add them.
+     */
+    private boolean cors = true;
+
     /** The rules, evaluated in order. */
     private List<Rule> rules = new ArrayList<>();
+
+    public boolean isCors() {
+      return cors;
+    }
+
+    public void setCors(boolean cors) {
+      this.cors = cors;
+    }
 
     public boolean isEnabled() {
       return enabled;
