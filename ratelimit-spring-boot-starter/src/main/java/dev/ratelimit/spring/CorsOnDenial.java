@@ -3,6 +3,9 @@ package dev.ratelimit.spring;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.http.server.ServerHttpResponse;
 import org.springframework.web.cors.CorsConfiguration;
@@ -16,24 +19,32 @@ import org.springframework.web.cors.DefaultCorsProcessor;
  * refuses, and a browser would hide the 429 (its status and {@code Retry-After}) from the page's
  * script as a failed cross-origin request.
  *
- * <p>The configuration is the one Spring Security's {@code cors()} uses, found the same way: the
- * bean named {@value #SOURCE}, else Spring MVC's ({@value #MVC}: {@code @CrossOrigin} and
- * {@code WebMvcConfigurer#addCorsMappings}). Spring's own {@link DefaultCorsProcessor} writes the
- * headers, except that an origin the configuration does not allow gets none (rather than Spring's
- * 403): the response stays the 429. Looked up on the first denial, when the context is complete.
+ * <p>The configuration is the bean named {@value #SOURCE} (the one Spring Security's {@code cors()}
+ * reads when no source is given to it in code), else Spring MVC's ({@value #MVC}: {@code
+ * @CrossOrigin} and {@code WebMvcConfigurer#addCorsMappings}; a handler lookup per denied CORS
+ * request, and deprecated in Spring Framework 7: once it is gone, only the bean is read). A source
+ * given to {@code cors().configurationSource(...)} in code, or an application's own {@code
+ * CorsFilter}, is not seen. Spring's own {@link DefaultCorsProcessor} writes the headers, except that
+ * an origin the configuration does not allow gets none (rather than Spring's 403): the response
+ * stays the 429. Looked up on the first denial, when the context is complete. Nothing here can make
+ * the denial fail: a malformed {@code Origin} is not a CORS request, and a failing configuration is
+ * logged (at most once a minute) and the 429 goes out without CORS headers.
  */
 final class CorsOnDenial {
-  /** The bean Spring Security's {@code cors()} reads first. */
+  /** The bean Spring Security's {@code cors()} reads when it is given no source. */
   static final String SOURCE = "corsConfigurationSource";
   /** Spring MVC's view of its CORS mappings, which Spring Security falls back to. */
   static final String MVC = "mvcHandlerMappingIntrospector";
+
+  private static final Logger LOG = Logger.getLogger(CorsOnDenial.class.getName());
+  private static final long LOG_INTERVAL_NANOS = 60_000_000_000L;
+  private static final CorsConfigurationSource NONE = request -> null;
 
   private final BeanFactory beans;
   private final DefaultCorsProcessor processor = new HeadersOnly();
   /** The configuration source, once looked up; {@link #NONE} when there is none. */
   private volatile CorsConfigurationSource source;
-
-  private static final CorsConfigurationSource NONE = request -> null;
+  private final AtomicLong lastLogged = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
 
   CorsOnDenial(BeanFactory beans) {
     this.beans = beans;
@@ -41,24 +52,45 @@ final class CorsOnDenial {
 
   /** Adds the CORS headers the application's configuration gives {@code request}, if it is a CORS request. */
   void apply(HttpServletRequest request, HttpServletResponse response) throws IOException {
-    if (!CorsUtils.isCorsRequest(request)) {
-      return;
+    try {
+      if (!CorsUtils.isCorsRequest(request)) {
+        return;
+      }
+    } catch (IllegalArgumentException malformedOrigin) {
+      return; // as Spring's processor treats it: no CORS headers for an Origin that is not a URL
     }
-    CorsConfiguration configuration = source().getCorsConfiguration(request);
-    if (configuration != null) {
-      processor.processRequest(configuration, request, response);
+    try {
+      CorsConfiguration configuration = source().getCorsConfiguration(request);
+      if (configuration != null) {
+        processor.processRequest(configuration, request, response);
+      }
+    } catch (RuntimeException e) {
+      long now = System.nanoTime();
+      long last = lastLogged.get();
+      if (now - last >= LOG_INTERVAL_NANOS && lastLogged.compareAndSet(last, now)) {
+        LOG.log(Level.WARNING, "the CORS configuration failed on a denied request, so its 429 has no CORS"
+            + " headers (logged at most once a minute; ratelimit.filter.cors=false stops this)", e);
+      }
     }
   }
 
   private CorsConfigurationSource source() {
     CorsConfigurationSource s = source;
     if (s == null) {
-      s = beans.containsBean(SOURCE) ? beans.getBean(SOURCE, CorsConfigurationSource.class)
-          : beans.containsBean(MVC) && beans.isTypeMatch(MVC, CorsConfigurationSource.class)
-              ? beans.getBean(MVC, CorsConfigurationSource.class) : NONE;
+      s = bean(SOURCE);
+      if (s == null) {
+        s = bean(MVC);
+      }
+      s = s == null ? NONE : s;
       source = s;
     }
     return s;
+  }
+
+  /** The bean {@code name} when there is one and it is a CORS configuration source, else null. */
+  private CorsConfigurationSource bean(String name) {
+    return beans.containsBean(name) && beans.isTypeMatch(name, CorsConfigurationSource.class)
+        ? beans.getBean(name, CorsConfigurationSource.class) : null;
   }
 
   /** Spring's processor, but a refused origin leaves the response as it is instead of a 403. */

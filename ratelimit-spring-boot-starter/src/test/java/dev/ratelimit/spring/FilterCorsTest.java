@@ -75,6 +75,21 @@ class FilterCorsTest {
     }
   }
 
+  /** A bean of the source's name that is something else: not a CORS configuration. */
+  @SpringBootConfiguration
+  @EnableAutoConfiguration
+  static class MisnamedBeanApp {
+    @Bean
+    Api api() {
+      return new Api();
+    }
+
+    @Bean
+    String corsConfigurationSource() {
+      return "not a CorsConfigurationSource";
+    }
+  }
+
   /** No CORS configured at all. */
   @SpringBootConfiguration
   @EnableAutoConfiguration
@@ -132,6 +147,18 @@ class FilterCorsTest {
       HttpResponse<String> denied = denied(app, APP);
       assertThat(denied.headers().firstValue("Access-Control-Allow-Origin")).hasValue(APP);
       assertThat(denied.headers().firstValue("Access-Control-Expose-Headers")).hasValue("Retry-After");
+    }
+  }
+
+  @Test
+  void aMalformedOriginOrAMisnamedBeanLeavesThe429WithoutCorsHeaders() throws Exception {
+    try (ConfigurableApplicationContext app = start(SourceBeanApp.class)) {
+      HttpResponse<String> denied = denied(app, "https://bad^origin");
+      assertThat(denied.headers().firstValue("Access-Control-Allow-Origin")).isEmpty();
+      assertThat(denied.body()).contains("\"violated-policies\"");
+    }
+    try (ConfigurableApplicationContext app = start(MisnamedBeanApp.class)) {
+      assertThat(denied(app, APP).headers().firstValue("Access-Control-Allow-Origin")).isEmpty();
     }
   }
 
