@@ -7,6 +7,7 @@ import java.util.Enumeration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * The client's IP address of a request, as a rate-limit key can trust it.
@@ -32,6 +33,14 @@ import java.util.Objects;
  * <p>Thread-safe and immutable.
  */
 public final class ClientIp {
+  /**
+   * The networks a load balancer, ingress or reverse proxy in front of an application usually has
+   * its address in: loopback, private (RFC 1918), shared (RFC 6598), link-local, unique local.
+   */
+  private static final List<InetLiterals.Cidr> LOCAL = java.util.stream.Stream.of("127.0.0.0/8",
+      "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "::1/128",
+      "fc00::/7", "fe80::/10").map(InetLiterals.Cidr::parse).toList();
+
   private final List<InetLiterals.Cidr> trusted;
 
   /**
@@ -55,13 +64,28 @@ public final class ClientIp {
    * IP literal at all (a Unix socket, say), it is returned as the container gives it.
    */
   public String resolve(HttpServletRequest request) {
+    return resolve(request, null);
+  }
+
+  /**
+   * {@link #resolve(HttpServletRequest)}, telling {@code ignoredForwarding} (when not null) the
+   * peer's address when the peer is not trusted but is on a local network (see {@link #LOCAL}) and
+   * sent {@code X-Forwarded-For} or {@code Forwarded}: most likely a proxy in front of the
+   * application that nobody declared trusted, so that every client behind it has its address.
+   */
+  String resolve(HttpServletRequest request, Consumer<String> ignoredForwarding) {
     String remote = request.getRemoteAddr();
     byte[] peer = InetLiterals.parseNode(remote);
     if (peer == null) {
       return remote;
     }
     if (!isTrusted(peer)) {
-      return InetLiterals.format(peer);
+      String client = InetLiterals.format(peer);
+      if (ignoredForwarding != null && isLocal(peer)
+          && (request.getHeader("X-Forwarded-For") != null || request.getHeader("Forwarded") != null)) {
+        ignoredForwarding.accept(client);
+      }
+      return client;
     }
     List<String> xff = forwardedFor(request);
     List<String> forwarded = forwarded(request);
@@ -84,6 +108,15 @@ public final class ClientIp {
   /** Whether {@code address} is inside one of the trusted networks. */
   boolean isTrusted(byte[] address) {
     for (InetLiterals.Cidr cidr : trusted) {
+      if (cidr.contains(address)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean isLocal(byte[] address) {
+    for (InetLiterals.Cidr cidr : LOCAL) {
       if (cidr.contains(address)) {
         return true;
       }

@@ -47,6 +47,8 @@ final class FilterEngine {
   private final MissingKey missingKey;
   private final DeniedHandler deniedHandler;
   private final LogThrottle log;
+  /** {@link #forwardingIgnored}, made once. */
+  private final java.util.function.Consumer<String> onForwardingIgnored = this::forwardingIgnored;
   private final String appliedAttribute;
 
   FilterEngine(RateLimiter limiter, List<RateLimitRule> rules, boolean matchAll, ClientIp clientIp,
@@ -165,7 +167,7 @@ final class FilterEngine {
 
     // every key and cost first, so that a rejected request consumes nothing anywhere
     Expressions.RequestValues values =
-        new Expressions.RequestValues(request, clientIp.resolve(request), path, method);
+        new Expressions.RequestValues(request, clientIp.resolve(request, onForwardingIgnored), path, method);
     String[] keys = new String[matched.size()];
     long[] costs = new long[matched.size()];
     for (int i = 0; i < matched.size(); i++) {
@@ -206,6 +208,14 @@ final class FilterEngine {
   }
 
   /** The evaluated key, or null when it is null, blank or its evaluation failed. */
+  /** A local peer's forwarding headers were ignored: it is likely a proxy that is not declared trusted. */
+  private void forwardingIgnored(String peer) {
+    log.warn("forwarding-ignored", "requests from " + peer + " carry X-Forwarded-For or Forwarded, but "
+        + peer + " is not a trusted proxy, so #clientIp is " + peer + " for them: every client behind it"
+        + " shares its keys. If it is your load balancer, ingress or reverse proxy, add its address or"
+        + " network to the trusted proxies (ratelimit.trusted-proxies, RateLimitFilter.Builder#trustedProxies)");
+  }
+
   private String key(Matching.CompiledRule rule, EvaluationContext context) {
     Object value;
     try {

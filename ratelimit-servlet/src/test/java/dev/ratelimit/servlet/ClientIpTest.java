@@ -28,6 +28,24 @@ class ClientIpTest {
   }
 
   @Test
+  void aLocalPeerWhoseForwardingIsIgnoredIsReported() {
+    List<String> reported = new java.util.ArrayList<>();
+    ClientIp trusting = new ClientIp(List.of("10.0.0.0/8"));
+    // local peers that are not trusted, with forwarding headers: a proxy nobody declared
+    assertThat(trusting.resolve(Stubs.request("192.168.1.5", "X-Forwarded-For", "203.0.113.7"), reported::add))
+        .isEqualTo("192.168.1.5");
+    NONE.resolve(Stubs.request("127.0.0.1", "Forwarded", "for=203.0.113.7"), reported::add);
+    NONE.resolve(Stubs.request("100.64.3.4", "X-Forwarded-For", "203.0.113.7"), reported::add);
+    NONE.resolve(Stubs.request("fd00::7", "X-Forwarded-For", "203.0.113.7"), reported::add);
+    assertThat(reported).containsExactly("192.168.1.5", "127.0.0.1", "100.64.3.4", "fd00::7");
+    // not reported: a public peer (a client sending the header itself), no header, a trusted peer
+    NONE.resolve(Stubs.request("192.0.2.1", "X-Forwarded-For", "203.0.113.7"), reported::add);
+    NONE.resolve(Stubs.request("192.168.1.5"), reported::add);
+    trusting.resolve(Stubs.request("10.1.2.3", "X-Forwarded-For", "203.0.113.7"), reported::add);
+    assertThat(reported).hasSize(4);
+  }
+
+  @Test
   void xForwardedForIsReadRightToLeftSkippingTrustedHops() {
     assertThat(resolve(TRUSTING, "127.0.0.1", "X-Forwarded-For", "203.0.113.7, 10.0.0.2")).isEqualTo("203.0.113.7");
     assertThat(resolve(TRUSTING, "10.1.1.1", "X-Forwarded-For", "198.51.100.9, 203.0.113.7, 10.0.0.2, 10.0.0.3"))

@@ -425,6 +425,23 @@ class RateLimitFilterTest {
   }
 
   @Test
+  void aLocalProxyThatIsNotTrustedIsPointedOutOncePerMinute() {
+    Policy p = Policy.of(10, Duration.ofMinutes(1)).withName("p");
+    serve(RateLimitFilter.builder(limiter).rule(RateLimitRule.builder("ip").path("/**").policy(p).build()));
+    try (LogCapture log = new LogCapture()) {
+      assertThat(server.get("/").statusCode()).isEqualTo(200);
+      assertThat(log.messages()).as("no forwarding header: nothing to point out").isEmpty();
+      for (int i = 0; i < 3; i++) { // the peer, 127.0.0.1, is local and not trusted
+        assertThat(server.get("/", "X-Forwarded-For", "198.51.100." + i).statusCode()).isEqualTo(200);
+      }
+      assertThat(log.messages()).hasSize(1);
+      assertThat(log.messages().get(0)).contains("requests from 127.0.0.1 carry X-Forwarded-For")
+          .contains("not a trusted proxy").contains("ratelimit.trusted-proxies");
+    }
+    assertThat(limiter.inspect("ip:127.0.0.1", p).remaining()).as("the peer's key, all four").isEqualTo(6);
+  }
+
+  @Test
   void aTrustedProxyChainNamesTheClient() {
     Policy p = Policy.of(1, Duration.ofMinutes(1)).withName("p");
     serve(RateLimitFilter.builder(limiter)
