@@ -25,7 +25,8 @@ import java.lang.annotation.Target;
  * <p>Expressions are SpEL, parsed once at start-up (a bad expression or an unknown policy name
  * fails the application context, naming the method). They see the method's arguments by name
  * ({@code #userId}; compile with {@code -parameters}) and as {@code #p0}/{@code #a0}, {@code #args},
- * {@code #method}, {@code #request} and {@code #clientIp} in a web request, {@code #principal},
+ * {@code #method}, {@code #request}, {@code #clientIp} and {@code #clientNetwork} (an IPv6
+ * client's {@code /64}, an IPv4 client's address) in a web request, {@code #principal},
  * and beans as {@code @beanName}. Type references, constructors and reflection are refused.
  * Each policy has its own key namespace: two policies with the same key never share counters.
  *

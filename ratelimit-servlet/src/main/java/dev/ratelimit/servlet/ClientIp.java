@@ -105,6 +105,25 @@ public final class ClientIp {
     return InetLiterals.format(client == null ? peer : client);
   }
 
+  /**
+   * The network of a client address as {@link #resolve} gives it, for per-client limits over IPv6,
+   * where one client usually holds a whole {@code /64}: an IPv6 address masked to its first 64 bits
+   * and written with the prefix ({@code 2001:db8:1:2::/64} for {@code 2001:db8:1:2::7}); an IPv4
+   * address, or anything that is not an IP literal, as it is (so a key moved from the address to
+   * the network keeps every IPv4 client's bucket). This is {@code #clientNetwork} in expressions.
+   */
+  public static String network(String clientIp) {
+    if (clientIp == null || clientIp.indexOf(':') < 0) {
+      return clientIp; // IPv4 (canonical, IPv4-mapped IPv6 included), or not an address
+    }
+    byte[] address = InetLiterals.parseNode(clientIp);
+    if (address == null || address.length != 16) {
+      return clientIp;
+    }
+    java.util.Arrays.fill(address, 8, 16, (byte) 0);
+    return InetLiterals.format(address) + "/64";
+  }
+
   /** Whether {@code address} is inside one of the trusted networks. */
   boolean isTrusted(byte[] address) {
     for (InetLiterals.Cidr cidr : trusted) {

@@ -44,7 +44,7 @@ import org.springframework.expression.spel.support.SimpleEvaluationContext;
 final class Expressions {
   /** The variables an expression may use (besides {@code #this} and {@code #root}). */
   static final Set<String> VARIABLES = Collections.unmodifiableSet(new LinkedHashSet<>(
-      java.util.List.of("clientIp", "path", "method", "headers", "params", "pathVariables",
+      java.util.List.of("clientIp", "clientNetwork", "path", "method", "headers", "params", "pathVariables",
           "principal", "request")));
 
   private static final SpelExpressionParser PARSER = new SpelExpressionParser();
@@ -113,6 +113,7 @@ final class Expressions {
         .build();
     context.setVariable("request", values.request);
     context.setVariable("clientIp", values.clientIp);
+    context.setVariable("clientNetwork", values.clientNetwork());
     context.setVariable("path", values.path);
     context.setVariable("method", values.method);
     context.setVariable("headers", values.headers);
@@ -130,6 +131,7 @@ final class Expressions {
     final String method;
     final Map<String, String> headers;
     private Map<String, String> params;
+    private String clientNetwork;
 
     RequestValues(HttpServletRequest request, String clientIp, String path, String method) {
       this.request = request;
@@ -137,6 +139,14 @@ final class Expressions {
       this.path = path;
       this.method = method;
       this.headers = new HeaderMap(request);
+    }
+
+    /** {@link ClientIp#network} of the client's address, made on first use. */
+    String clientNetwork() {
+      if (clientNetwork == null) {
+        clientNetwork = ClientIp.network(clientIp);
+      }
+      return clientNetwork;
     }
 
     Map<String, String> params() {

@@ -38,6 +38,8 @@ import java.util.regex.Pattern;
  * request, principal and cookies), with these variables:
  * <ul>
  *   <li>{@code #clientIp}: the client address ({@link ClientIp}, trusted proxies only);</li>
+ *   <li>{@code #clientNetwork}: an IPv6 client's {@code /64}, an IPv4 client's address
+ *       ({@link ClientIp#network});</li>
  *   <li>{@code #path}, {@code #method}: the path within the application and the method;</li>
  *   <li>{@code #headers['X-Api-Key']}, {@code #params['page']}: the first value of a request header
  *       (case-insensitive) or of a query parameter (the body is never read);</li>

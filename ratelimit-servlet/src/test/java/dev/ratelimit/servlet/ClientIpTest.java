@@ -46,6 +46,18 @@ class ClientIpTest {
   }
 
   @Test
+  void theNetworkOfAnIpv6ClientIsItsSlash64AndOfAnIpv4ClientItsAddress() {
+    assertThat(ClientIp.network("2001:db8:1:2:3:4:5:6")).isEqualTo("2001:db8:1:2::/64");
+    assertThat(ClientIp.network("2001:db8::1")).isEqualTo("2001:db8::/64");
+    assertThat(ClientIp.network("::1")).isEqualTo("::/64");
+    assertThat(ClientIp.network(resolve(NONE, "2001:DB8:1:2:0:0:0:9"))).isEqualTo("2001:db8:1:2::/64");
+    assertThat(ClientIp.network("192.0.2.1")).isEqualTo("192.0.2.1");
+    assertThat(ClientIp.network(resolve(NONE, "::ffff:192.0.2.1"))).as("IPv4-mapped: IPv4").isEqualTo("192.0.2.1");
+    assertThat(ClientIp.network("not an address")).isEqualTo("not an address");
+    assertThat(ClientIp.network(null)).isNull();
+  }
+
+  @Test
   void xForwardedForIsReadRightToLeftSkippingTrustedHops() {
     assertThat(resolve(TRUSTING, "127.0.0.1", "X-Forwarded-For", "203.0.113.7, 10.0.0.2")).isEqualTo("203.0.113.7");
     assertThat(resolve(TRUSTING, "10.1.1.1", "X-Forwarded-For", "198.51.100.9, 203.0.113.7, 10.0.0.2, 10.0.0.3"))

@@ -442,6 +442,21 @@ class RateLimitFilterTest {
   }
 
   @Test
+  void clientNetworkKeysAnIpv6Slash64AsOneClient() {
+    Policy p = Policy.of(1, Duration.ofMinutes(1)).withName("p");
+    serve(RateLimitFilter.builder(limiter)
+        .rule(RateLimitRule.builder("net").path("/**").policy(p).key("#clientNetwork").build())
+        .trustedProxies(List.of("127.0.0.1/32")));
+    assertThat(server.get("/", "X-Forwarded-For", "2001:db8:1:2::7").statusCode()).isEqualTo(200);
+    assertThat(server.get("/", "X-Forwarded-For", "2001:db8:1:2:ffff::8").statusCode()).as("the same /64").isEqualTo(429);
+    assertThat(server.get("/", "X-Forwarded-For", "2001:db8:1:3::7").statusCode()).isEqualTo(200);
+    assertThat(server.get("/", "X-Forwarded-For", "203.0.113.7").statusCode()).isEqualTo(200);
+    assertThat(server.get("/", "X-Forwarded-For", "203.0.113.8").statusCode()).as("IPv4: per address").isEqualTo(200);
+    assertThat(limiter.inspect("net:2001:db8:1:2::/64", p).remaining()).isZero();
+    assertThat(limiter.inspect("net:203.0.113.7", p).remaining()).isZero();
+  }
+
+  @Test
   void aTrustedProxyChainNamesTheClient() {
     Policy p = Policy.of(1, Duration.ofMinutes(1)).withName("p");
     serve(RateLimitFilter.builder(limiter)

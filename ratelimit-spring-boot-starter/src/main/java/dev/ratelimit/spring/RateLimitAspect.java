@@ -129,7 +129,9 @@ public class RateLimitAspect implements Ordered {
     context.setVariable("method", limited.method().getName());
     if (request != null) {
       context.setVariable("request", request);
-      context.setVariable("clientIp", clientIp.resolve(request));
+      String ip = clientIp.resolve(request);
+      context.setVariable("clientIp", ip);
+      context.setVariable("clientNetwork", ClientIp.network(ip));
       context.setVariable("principal", request.getUserPrincipal() == null ? null : request.getUserPrincipal().getName());
     }
     long cost = 0;

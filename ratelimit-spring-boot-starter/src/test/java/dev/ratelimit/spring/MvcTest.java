@@ -91,6 +91,18 @@ class MvcTest {
   }
 
   @Test
+  void clientNetworkGivesAnIpv6Slash64OneBucketAndAnIpv4AddressItsOwn() throws Exception {
+    mvc.perform(get("/net").with(peer("2001:db8:1:2::7"))).andExpect(status().isOk());
+    mvc.perform(get("/net").with(peer("2001:db8:1:2:ffff::8"))).andExpect(status().isTooManyRequests());
+    mvc.perform(get("/net").with(peer("2001:db8:1:3::7"))).andExpect(status().isOk());
+    mvc.perform(get("/net").with(peer("198.51.100.20"))).andExpect(status().isOk());
+    mvc.perform(get("/net").with(peer("198.51.100.21"))).andExpect(status().isOk());
+    mvc.perform(get("/net").with(peer("198.51.100.20"))).andExpect(status().isTooManyRequests());
+    assertThat(limiter.inspect("2001:db8:1:2::/64", Policy.of(1, Duration.ofMinutes(1)).withName("per-network"))
+        .remaining()).isZero();
+  }
+
+  @Test
   void aTrustedProxyChainGivesTheRealClientsBucket() throws Exception {
     mvc.perform(get("/ip").with(peer("10.1.2.3")).header("X-Forwarded-For", "203.0.113.7, 10.9.9.9"))
         .andExpect(status().isOk());

@@ -72,6 +72,12 @@ class WebApp {
       return "ip";
     }
 
+    @GetMapping("/net")
+    @RateLimited(key = "#clientNetwork", limit = 1, window = "1m", name = "per-network")
+    String net() {
+      return "net";
+    }
+
     @GetMapping("/open/{id}")
     String open(@PathVariable String id) {
       return "open " + id;
