@@ -106,19 +106,33 @@ public final class ClientIp {
   }
 
   /**
+   * IPv6 addresses that are not grouped by {@code /64} in {@link #network}: IPv4-compatible
+   * ({@code ::/96}, which holds loopback and unspecified too), NAT64 ({@code 64:ff9b::/96},
+   * {@code 64:ff9b:1::/48}) and Teredo ({@code 2001::/32}), which carry an IPv4 client in their low
+   * bits, and link-local ({@code fe80::/10}), where every host of a link shares one {@code /64}.
+   */
+  private static final List<InetLiterals.Cidr> UNGROUPED = java.util.stream.Stream.of("::/96",
+      "64:ff9b::/96", "64:ff9b:1::/48", "2001::/32", "fe80::/10").map(InetLiterals.Cidr::parse).toList();
+
+  /**
    * The network of a client address as {@link #resolve} gives it, for per-client limits over IPv6,
    * where one client usually holds a whole {@code /64}: an IPv6 address masked to its first 64 bits
    * and written with the prefix ({@code 2001:db8:1:2::/64} for {@code 2001:db8:1:2::7}); an IPv4
-   * address, or anything that is not an IP literal, as it is (so a key moved from the address to
-   * the network keeps every IPv4 client's bucket). This is {@code #clientNetwork} in expressions.
+   * address as it is (so a key moved from the address to the network keeps every IPv4 client's
+   * bucket), as are the IPv6 addresses whose {@code /64} is not one client's (an IPv4 client behind
+   * NAT64 or Teredo, loopback, link-local: see {@link #UNGROUPED}), written canonically; anything
+   * that is not an IP literal unchanged. This is {@code #clientNetwork} in expressions.
    */
   public static String network(String clientIp) {
     if (clientIp == null || clientIp.indexOf(':') < 0) {
-      return clientIp; // IPv4 (canonical, IPv4-mapped IPv6 included), or not an address
+      return clientIp; // IPv4 as resolve writes it, or not an address
     }
     byte[] address = InetLiterals.parseNode(clientIp);
-    if (address == null || address.length != 16) {
+    if (address == null) {
       return clientIp;
+    }
+    if (address.length == 4 || contains(UNGROUPED, address)) {
+      return InetLiterals.format(address);
     }
     java.util.Arrays.fill(address, 8, 16, (byte) 0);
     return InetLiterals.format(address) + "/64";
@@ -126,16 +140,15 @@ public final class ClientIp {
 
   /** Whether {@code address} is inside one of the trusted networks. */
   boolean isTrusted(byte[] address) {
-    for (InetLiterals.Cidr cidr : trusted) {
-      if (cidr.contains(address)) {
-        return true;
-      }
-    }
-    return false;
+    return contains(trusted, address);
   }
 
   private static boolean isLocal(byte[] address) {
-    for (InetLiterals.Cidr cidr : LOCAL) {
+    return contains(LOCAL, address);
+  }
+
+  private static boolean contains(List<InetLiterals.Cidr> networks, byte[] address) {
+    for (InetLiterals.Cidr cidr : networks) {
       if (cidr.contains(address)) {
         return true;
       }

@@ -105,21 +105,49 @@ final class Expressions {
     }
   }
 
-  /** The evaluation context of one rule for one request. */
-  static EvaluationContext context(RequestValues values, Map<String, String> pathVariables) {
+  /** The variables {@code expression} (parsed here) refers to, among {@link #VARIABLES}. */
+  static Set<String> variables(Expression expression) {
+    Set<String> names = new java.util.HashSet<>();
+    collect(((SpelExpression) expression).getAST(), names);
+    return Set.copyOf(names);
+  }
+
+  private static void collect(SpelNode node, Set<String> names) {
+    if (node instanceof VariableReference) {
+      String name = node.toStringAST().substring(1);
+      if (VARIABLES.contains(name)) {
+        names.add(name);
+      }
+    }
+    for (int i = 0; i < node.getChildCount(); i++) {
+      collect(node.getChild(i), names);
+    }
+  }
+
+  /**
+   * The evaluation context of one rule for one request, holding the {@code variables} its
+   * expressions use (see {@link #variables}): the others are not computed.
+   */
+  static EvaluationContext context(RequestValues values, Map<String, String> pathVariables,
+      Set<String> variables) {
     SimpleEvaluationContext context = SimpleEvaluationContext
         .forPropertyAccessors(RequestProperties.INSTANCE)
         .withAssignmentDisabled()
         .build();
-    context.setVariable("request", values.request);
-    context.setVariable("clientIp", values.clientIp);
-    context.setVariable("clientNetwork", values.clientNetwork());
-    context.setVariable("path", values.path);
-    context.setVariable("method", values.method);
-    context.setVariable("headers", values.headers);
-    context.setVariable("params", values.params());
-    context.setVariable("pathVariables", pathVariables);
-    context.setVariable("principal", values.principal());
+    for (String name : variables) {
+      context.setVariable(name, switch (name) {
+        case "request" -> values.request;
+        case "clientIp" -> values.clientIp;
+        case "clientNetwork" -> values.clientNetwork();
+        case "path" -> values.path;
+        case "method" -> values.method;
+        case "headers" -> values.headers;
+        case "params" -> values.params();
+        case "pathVariables" -> pathVariables;
+        case "principal" -> values.principal();
+        default -> throw new IllegalStateException("no value for #" + name); // VARIABLES and this switch disagree
+      });
+    }
     return context;
   }
 

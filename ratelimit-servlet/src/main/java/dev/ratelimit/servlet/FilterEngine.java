@@ -172,7 +172,7 @@ final class FilterEngine {
     long[] costs = new long[matched.size()];
     for (int i = 0; i < matched.size(); i++) {
       Matching.CompiledRule rule = matched.get(i);
-      EvaluationContext context = Expressions.context(values, pathVariables.get(i));
+      EvaluationContext context = Expressions.context(values, pathVariables.get(i), rule.variables);
       String key = key(rule, context);
       if (key == null) {
         if (missingKey == MissingKey.REJECT) {
@@ -207,15 +207,21 @@ final class FilterEngine {
     chain.doFilter(request, response);
   }
 
-  /** The evaluated key, or null when it is null, blank or its evaluation failed. */
   /** A local peer's forwarding headers were ignored: it is likely a proxy that is not declared trusted. */
   private void forwardingIgnored(String peer) {
-    log.warn("forwarding-ignored", "requests from " + peer + " carry X-Forwarded-For or Forwarded, but "
-        + peer + " is not a trusted proxy, so #clientIp is " + peer + " for them: every client behind it"
-        + " shares its keys. If it is your load balancer, ingress or reverse proxy, add its address or"
-        + " network to the trusted proxies (ratelimit.trusted-proxies, RateLimitFilter.Builder#trustedProxies)");
+    if (!log.tryAcquire("forwarding-ignored")) {
+      return; // the line is built once a minute at most, not on every such request
+    }
+    log.log("requests from " + peer + " carry X-Forwarded-For or Forwarded, but " + peer + " is not a"
+        + " trusted proxy, so #clientIp is " + peer + " for them. If it is a proxy in front of the"
+        + " application (a load balancer, ingress or reverse proxy), add its address or network to the"
+        + " trusted proxies (ratelimit.trusted-proxies, RateLimitFilter.Builder#trustedProxies), or every"
+        + " client behind it shares its keys; if the server already took the client's address from these"
+        + " headers (Tomcat's RemoteIpValve, server.forward-headers-strategy=native), " + peer + " is a"
+        + " client and this can be ignored");
   }
 
+  /** The evaluated key, or null when it is null, blank or its evaluation failed. */
   private String key(Matching.CompiledRule rule, EvaluationContext context) {
     Object value;
     try {

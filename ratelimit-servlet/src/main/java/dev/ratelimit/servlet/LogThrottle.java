@@ -38,8 +38,13 @@ final class LogThrottle {
   /** Logs {@code message} at WARNING unless a line about {@code topic} was logged within the interval. */
   void warn(String topic, String message) {
     if (tryAcquire(topic)) {
-      LOG.log(System.Logger.Level.WARNING, message + " (logged at most once a minute)");
+      log(message);
     }
+  }
+
+  /** Logs {@code message} at WARNING, after a {@link #tryAcquire} that allowed it. */
+  void log(String message) {
+    LOG.log(System.Logger.Level.WARNING, message + " (logged at most once a minute)");
   }
 
   /** {@code value} fit for a log line: at most 64 characters, control characters replaced. */

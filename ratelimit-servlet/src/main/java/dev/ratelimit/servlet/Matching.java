@@ -84,6 +84,8 @@ final class Matching {
     final org.springframework.expression.Expression cost;
     final boolean constantCostOne;
     final long maxCost;
+    /** The variables the key and cost expressions use: only these are computed per request. */
+    final Set<String> variables;
 
     CompiledRule(RateLimitRule rule) {
       this.rule = rule;
@@ -99,6 +101,9 @@ final class Matching {
       this.methods = Set.copyOf(m);
       this.key = Expressions.parse(rule.key(), "rule '" + rule.name() + "': key");
       this.cost = Expressions.parse(rule.cost(), "rule '" + rule.name() + "': cost");
+      Set<String> used = new java.util.HashSet<>(Expressions.variables(key));
+      used.addAll(Expressions.variables(cost));
+      this.variables = Set.copyOf(used);
       this.constantCostOne = rule.cost().trim().equals("1");
       this.maxCost = rule.maxCost();
     }

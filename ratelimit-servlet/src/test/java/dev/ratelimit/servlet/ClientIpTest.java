@@ -49,10 +49,17 @@ class ClientIpTest {
   void theNetworkOfAnIpv6ClientIsItsSlash64AndOfAnIpv4ClientItsAddress() {
     assertThat(ClientIp.network("2001:db8:1:2:3:4:5:6")).isEqualTo("2001:db8:1:2::/64");
     assertThat(ClientIp.network("2001:db8::1")).isEqualTo("2001:db8::/64");
-    assertThat(ClientIp.network("::1")).isEqualTo("::/64");
     assertThat(ClientIp.network(resolve(NONE, "2001:DB8:1:2:0:0:0:9"))).isEqualTo("2001:db8:1:2::/64");
     assertThat(ClientIp.network("192.0.2.1")).isEqualTo("192.0.2.1");
-    assertThat(ClientIp.network(resolve(NONE, "::ffff:192.0.2.1"))).as("IPv4-mapped: IPv4").isEqualTo("192.0.2.1");
+    assertThat(ClientIp.network("::ffff:192.0.2.1")).as("IPv4-mapped: IPv4").isEqualTo("192.0.2.1");
+    // whose /64 is not one client's: written canonically, not grouped
+    assertThat(ClientIp.network("64:FF9B::C000:201")).as("NAT64: an IPv4 client").isEqualTo("64:ff9b::c000:201");
+    assertThat(ClientIp.network("64:ff9b:1::a00:1")).isEqualTo("64:ff9b:1::a00:1");
+    assertThat(ClientIp.network("2001:0:4136:e378:8000:63bf:3fff:fdd2")).as("Teredo")
+        .isEqualTo("2001:0:4136:e378:8000:63bf:3fff:fdd2");
+    assertThat(ClientIp.network("::c000:201")).as("IPv4-compatible").isEqualTo("::c000:201");
+    assertThat(ClientIp.network("::1")).as("loopback").isEqualTo("::1");
+    assertThat(ClientIp.network("fe80::1")).as("link-local").isEqualTo("fe80::1");
     assertThat(ClientIp.network("not an address")).isEqualTo("not an address");
     assertThat(ClientIp.network(null)).isNull();
   }

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
@@ -99,7 +100,7 @@ class ExpressionSandboxTest {
     Expression unchecked = new SpelExpressionParser().parseExpression(expression);
     Expressions.RequestValues values =
         new Expressions.RequestValues(Stubs.request("192.0.2.1"), "192.0.2.1", "/x", "GET");
-    assertThatThrownBy(() -> unchecked.getValue(Expressions.context(values, Map.of())))
+    assertThatThrownBy(() -> unchecked.getValue(Expressions.context(values, Map.of(), Expressions.VARIABLES)))
         .isInstanceOf(EvaluationException.class);
     assertThat(Canary.TRIPS).hasValue(0);
   }
@@ -119,7 +120,23 @@ class ExpressionSandboxTest {
   }
 
   private static Object eval(String expression, Expressions.RequestValues values) {
-    return Expressions.parse(expression, "test").getValue(Expressions.context(values, Map.of("id", "42")));
+    Expression parsed = Expressions.parse(expression, "test");
+    return parsed.getValue(Expressions.context(values, Map.of("id", "42"), Expressions.variables(parsed)));
+  }
+
+  @Test
+  void onlyTheVariablesAnExpressionUsesAreComputed() {
+    assertThat(Expressions.variables(Expressions.parse("#clientIp + ':' + #headers['k'] ?: #path", "test")))
+        .containsExactlyInAnyOrder("clientIp", "headers", "path");
+    assertThat(Expressions.variables(Expressions.parse("'fixed'", "test"))).isEmpty();
+    Expressions.RequestValues values = new Expressions.RequestValues(Stubs.request("2001:db8:1:2::7"),
+        "2001:db8:1:2::7", "/x", "GET");
+    assertThat(eval("#clientNetwork", values)).isEqualTo("2001:db8:1:2::/64");
+    Expression path = Expressions.parse("#path", "test");
+    EvaluationContext context = Expressions.context(values, Map.of(), Expressions.variables(path));
+    assertThat(context.lookupVariable("path")).isEqualTo("/x");
+    assertThat(context.lookupVariable("clientNetwork")).as("not used, not computed").isNull();
+    assertThat(context.lookupVariable("params")).isNull();
   }
 
   @Test

@@ -77,12 +77,15 @@ final class CorsOnDenial {
   private CorsConfigurationSource source() {
     CorsConfigurationSource s = source;
     if (s == null) {
-      s = bean(SOURCE);
-      if (s == null) {
-        s = bean(MVC);
+      try {
+        s = bean(SOURCE);
+        if (s == null) {
+          s = bean(MVC);
+        }
+      } finally {
+        source = s == null ? NONE : s; // a lookup that failed is not tried again on every denial
       }
-      s = s == null ? NONE : s;
-      source = s;
+      s = source;
     }
     return s;
   }

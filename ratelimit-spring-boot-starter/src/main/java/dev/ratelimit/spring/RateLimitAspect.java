@@ -131,7 +131,7 @@ public class RateLimitAspect implements Ordered {
       context.setVariable("request", request);
       String ip = clientIp.resolve(request);
       context.setVariable("clientIp", ip);
-      context.setVariable("clientNetwork", ClientIp.network(ip));
+      context.setLazyVariable("clientNetwork", () -> ClientIp.network(ip));
       context.setVariable("principal", request.getUserPrincipal() == null ? null : request.getUserPrincipal().getName());
     }
     long cost = 0;

@@ -104,10 +104,23 @@ final class SandboxedEvaluationContext implements EvaluationContext {
     variables.put(name, value);
   }
 
+  /** Sets {@code name} to what {@code value} gives, computed on its first lookup (not at all if unused). */
+  void setLazyVariable(String name, java.util.function.Supplier<?> value) {
+    variables.put(name, new Lazy(value));
+  }
+
   @Override
   public Object lookupVariable(String name) {
-    return variables.get(name);
+    Object value = variables.get(name);
+    if (value instanceof Lazy lazy) {
+      value = lazy.value().get();
+      variables.put(name, value);
+    }
+    return value;
   }
+
+  /** A variable's value, not computed yet. */
+  private record Lazy(java.util.function.Supplier<?> value) {}
 
   @Override
   public boolean isAssignmentEnabled() {
