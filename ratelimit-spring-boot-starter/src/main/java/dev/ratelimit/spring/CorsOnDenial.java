@@ -3,7 +3,6 @@ package dev.ratelimit.spring;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.springframework.beans.factory.BeanFactory;
@@ -37,14 +36,13 @@ final class CorsOnDenial {
   static final String MVC = "mvcHandlerMappingIntrospector";
 
   private static final Logger LOG = Logger.getLogger(CorsOnDenial.class.getName());
-  private static final long LOG_INTERVAL_NANOS = 60_000_000_000L;
   private static final CorsConfigurationSource NONE = request -> null;
 
   private final BeanFactory beans;
   private final DefaultCorsProcessor processor = new HeadersOnly();
   /** The configuration source, once looked up; {@link #NONE} when there is none. */
   private volatile CorsConfigurationSource source;
-  private final AtomicLong lastLogged = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+  private final OncePerMinute throttle = new OncePerMinute();
 
   CorsOnDenial(BeanFactory beans) {
     this.beans = beans;
@@ -65,9 +63,7 @@ final class CorsOnDenial {
         processor.processRequest(configuration, request, response);
       }
     } catch (RuntimeException e) {
-      long now = System.nanoTime();
-      long last = lastLogged.get();
-      if (now - last >= LOG_INTERVAL_NANOS && lastLogged.compareAndSet(last, now)) {
+      if (throttle.tryAcquire("cors")) {
         LOG.log(Level.WARNING, "the CORS configuration failed on a denied request, so its 429 has no CORS"
             + " headers (logged at most once a minute; ratelimit.filter.cors=false stops this)", e);
       }

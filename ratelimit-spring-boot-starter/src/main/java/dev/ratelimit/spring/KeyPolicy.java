@@ -1,8 +1,6 @@
 package dev.ratelimit.spring;
 
 import dev.ratelimit.spring.RateLimitProperties.MissingKeyAction;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -14,10 +12,9 @@ final class KeyPolicy {
   /** The key under which requests without a key share one bucket. */
   static final String MISSING_KEY = "<missing-key>";
   private static final Logger LOG = Logger.getLogger(KeyPolicy.class.getName());
-  private static final long LOG_EVERY_NANOS = 60_000_000_000L;
 
   private final MissingKeyAction action;
-  private final Map<String, Long> lastLogged = new ConcurrentHashMap<>();
+  private final OncePerMinute throttle = new OncePerMinute();
 
   KeyPolicy(MissingKeyAction action) {
     this.action = action;
@@ -25,10 +22,7 @@ final class KeyPolicy {
 
   /** The key to use for a missing one at {@code where}, or throws when configured to reject. */
   String onMissing(String where, String expression) {
-    long now = System.nanoTime();
-    Long last = lastLogged.get(where);
-    if (last == null || now - last > LOG_EVERY_NANOS) {
-      lastLogged.put(where, now);
+    if (throttle.tryAcquire(where)) {
       LOG.log(Level.WARNING, "rate-limit key expression ''{0}'' of {1} gave no key; {2} (logged at most once a minute)",
           new Object[] {expression, where, action == MissingKeyAction.REJECT ? "rejected" : "limited under the shared missing-key bucket"});
     }
