@@ -123,18 +123,6 @@ final class CircuitBreaker {
     }
   }
 
-  /** Settles a permit whose call ended without an outcome (the caller was interrupted). */
-  void release(long permit) {
-    if (permit <= 0) {
-      return;
-    }
-    synchronized (this) {
-      if (permit == probeId) {
-        probeId = 0; // the next call may probe
-      }
-    }
-  }
-
   private long startProbe(long now) {
     probeId = ++probes;
     probeStartedAt = now;

@@ -482,22 +482,41 @@ final class DefaultRateLimiter implements RateLimiter {
     T result = null;
     Throwable error = null;
     try {
-      CompletableFuture<T> f = future(backendCall.get());
-      result = f.isDone() ? f.get() : f.get(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+      result = awaitUninterruptibly(future(backendCall.get()), deadline);
     } catch (ExecutionException e) {
       error = cause(e);
     } catch (TimeoutException e) {
       error = timedOut();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt(); // not the backend's fault: the failure mode decides, unreported
-      breaker.release(permit);
-      return null;
     } catch (CancellationException | CompletionException e) {
       error = cause(e);
     } catch (RuntimeException e) {
       error = e;
     }
     return settle(permit, startNanos, result, error) ? result : null;
+  }
+
+  /**
+   * {@code f}'s result, waited for until {@code deadline} (System.nanoTime) even when the caller is
+   * interrupted: the call has been sent and may have counted, so its answer, not the failure mode's,
+   * is the true one (a FAIL_CLOSED denial of a check Redis counted, or a local fallback counting it
+   * twice, would not be). The interrupt is kept for the caller.
+   */
+  private static <T> T awaitUninterruptibly(CompletableFuture<T> f, long deadline)
+      throws ExecutionException, TimeoutException {
+    boolean interrupted = false;
+    try {
+      for (;;) {
+        try {
+          return f.isDone() ? f.get() : f.get(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) { // the flag is now clear: the next wait blocks
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
   /** Reports a finished call to the listener, the breaker and the log; whether it succeeded. */

@@ -86,7 +86,9 @@ public interface RateLimiter extends AutoCloseable {
   /**
    * The same as {@link #check(String, Policy, long)}, without blocking on a remote backend. The
    * stage always completes normally, at the latest when the timeout runs out (with the failure
-   * mode's decision); bad input throws here, before a stage exists.
+   * mode's decision); bad input throws here, before a stage exists. It may complete on the remote
+   * client's I/O thread (Redisson's), which then runs the stage's non-async continuations: keep
+   * them short and non-blocking, or use the {@code ...Async} forms with an executor of your own.
    *
    * @throws IllegalArgumentException for bad input
    */

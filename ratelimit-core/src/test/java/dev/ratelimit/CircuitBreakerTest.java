@@ -207,17 +207,6 @@ class CircuitBreakerTest {
   }
 
   @Test
-  void aReleasedProbeLetsTheNextCallProbe() {
-    CircuitBreaker breaker = new CircuitBreaker(1, COOL_DOWN, nanos::get, RateLimitListener.NONE);
-    breaker.onResult(breaker.tryAcquire(), false);
-    advance(COOL_DOWN);
-    long probe = breaker.tryAcquire();
-    assertThat(breaker.tryAcquire()).isEqualTo(CircuitBreaker.REFUSED);
-    breaker.release(probe);
-    assertThat(breaker.tryAcquire()).isPositive();
-  }
-
-  @Test
   void theCoolDownIsRealTimeNotTheLimitersClock() {
     try (RateLimiter limiter = limiter(1)) {
       backend.mode = Mode.THROW;

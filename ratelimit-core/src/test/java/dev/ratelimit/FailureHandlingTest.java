@@ -113,17 +113,47 @@ class FailureHandlingTest {
     }
   }
 
-  @Test
+  @ParameterizedTest
+  @EnumSource(FailureMode.class)
   @Timeout(10)
-  void anInterruptedCallerGetsTheFailureModeAndKeepsItsInterrupt() {
+  void anInterruptedCallerStillGetsTheBackendsAnswerAndKeepsItsInterrupt(FailureMode mode) throws Exception {
     backend.mode = Mode.HANG;
-    try (RateLimiter limiter = builder(FailureMode.FAIL_OPEN).timeout(Duration.ofSeconds(30)).build()) {
+    Thread answering = new Thread(() -> { // answers once the call is sent and held
+      while (backend.held.isEmpty()) {
+        Thread.onSpinWait();
+      }
+      backend.releaseHeld();
+    });
+    answering.start();
+    try (RateLimiter limiter = builder(mode).timeout(Duration.ofSeconds(30)).build()) {
       Thread.currentThread().interrupt();
       Decision d = limiter.check("k", policy);
       assertThat(Thread.interrupted()).as("the interrupt is kept").isTrue();
-      assertThat(d.isDegraded()).isTrue();
-      assertThat(events.errors).as("not the backend's failure").isEmpty();
-      assertThat(events.outcomes).containsExactly(Outcome.FAILURE_ALLOWED);
+      // the call was sent and counted: its answer, not the failure mode's (FAIL_CLOSED would deny a
+      // counted check, LOCAL_FALLBACK count it a second time)
+      assertThat(d.isDegraded()).isFalse();
+      assertThat(d.allowed()).isTrue();
+      assertThat(d.remaining()).isEqualTo(1);
+      assertThat(backend.checkCalls).hasValue(1);
+      assertThat(events.errors).isEmpty();
+      assertThat(events.outcomes).containsExactly(Outcome.ALLOWED);
+      backend.mode = Mode.OK;
+      assertThat(limiter.check("k", policy).remaining()).as("counted once, in the backend").isZero();
+    } finally {
+      answering.join();
+    }
+  }
+
+  @Test
+  @Timeout(10)
+  void anInterruptedCallerWaitsNoLongerThanTheTimeout() {
+    backend.mode = Mode.HANG;
+    try (RateLimiter limiter = builder(FailureMode.FAIL_CLOSED).build()) {
+      Thread.currentThread().interrupt();
+      Decision d = limiter.check("k", policy);
+      assertThat(Thread.interrupted()).as("the interrupt is kept").isTrue();
+      assertFailureDecision(d, FailureMode.FAIL_CLOSED);
+      assertThat(events.errors).singleElement().isInstanceOf(TimeoutException.class);
     }
   }
 
