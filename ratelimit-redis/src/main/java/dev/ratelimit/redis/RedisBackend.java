@@ -468,15 +468,19 @@ public final class RedisBackend implements Backend {
           } else if (!isNoScript(error)) {
             reply.completeExceptionally(error);
           } else { // the script never ran: running it now counts the check once
-            script.scriptLoadAsync(lua.text).thenCompose(sha -> script.<T>evalShaAsync(
-                    RScript.Mode.READ_WRITE, lua.sha, type, scriptKeys, args))
-                .whenComplete((again, e) -> {
-                  if (e == null) {
-                    reply.complete(again);
-                  } else {
-                    reply.completeExceptionally(e);
-                  }
-                });
+            try {
+              script.scriptLoadAsync(lua.text).thenCompose(sha -> script.<T>evalShaAsync(
+                      RScript.Mode.READ_WRITE, lua.sha, type, scriptKeys, args))
+                  .whenComplete((again, e) -> {
+                    if (e == null) {
+                      reply.complete(again);
+                    } else {
+                      reply.completeExceptionally(e);
+                    }
+                  });
+            } catch (RuntimeException e) { // thrown, not failed (a client shutting down): still an answer,
+              reply.completeExceptionally(e); // or the call, and its batch lane's place, would wait forever
+            }
           }
         });
     return reply;

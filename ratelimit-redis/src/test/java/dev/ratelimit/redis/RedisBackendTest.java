@@ -8,8 +8,12 @@ import dev.ratelimit.FailureMode;
 import dev.ratelimit.ManualClock;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.tck.redis.RedisServer;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -18,7 +22,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -28,6 +34,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 
 /**
@@ -189,6 +196,77 @@ class RedisBackendTest {
     assertThat(all.decisions()).extracting(Decision::remaining).containsExactly(6L, 9L);
     server.command("SCRIPT", "FLUSH");
     assertThat(limiter.inspect("k", p).remaining()).isEqualTo(6);
+  }
+
+  @Test
+  void aScriptLoadThatThrowsAfterNoScriptFailsThatCheckAloneAndFreesItsPlaceInFlight() {
+    AtomicInteger throwsLeft = new AtomicInteger();
+    RedissonClient throwing = throwingScriptLoads(client, throwsLeft);
+    List<Throwable> errors = new CopyOnWriteArrayList<>();
+    RateLimitListener listener = new RateLimitListener() {
+      @Override
+      public void onBackendError(Throwable error) {
+        errors.add(error);
+      }
+    };
+    // one call in flight: a place never given back would hold every later check in the queue
+    RedisBackend backend = RedisBackend.builder(throwing).keyPrefix(prefix).batchesInFlight(1).build();
+    try (RateLimiter l = RateLimiter.builder().clock(clock).backend(backend).failureMode(FailureMode.FAIL_CLOSED)
+        .circuitBreaker(0, Duration.ZERO).listener(listener).build()) {
+      Policy p = Policy.of(10, Duration.ofMinutes(1));
+      assertThat(l.check("k", p).remaining()).isEqualTo(9);
+      server.command("SCRIPT", "FLUSH");
+      throwsLeft.set(1);
+      Decision failed = l.check("k", p);
+      assertThat(failed.isDegraded()).as("the failure mode decides").isTrue();
+      assertThat(errors).singleElement().extracting(RedisBackendTest::rootCause).isSameAs(SCRIPT_LOAD_THROWN);
+      Decision next = l.check("k", p);
+      assertThat(next.isDegraded()).as("the lane sends again").isFalse();
+      assertThat(next.remaining()).as("the failed check never ran").isEqualTo(8);
+    }
+  }
+
+  private static final IllegalStateException SCRIPT_LOAD_THROWN = new IllegalStateException("client shutting down");
+
+  private static Throwable rootCause(Throwable e) {
+    while (e.getCause() != null) {
+      e = e.getCause();
+    }
+    return e;
+  }
+
+  /** {@code real}, but its scripts' {@code scriptLoadAsync} throws while {@code throwsLeft} is positive. */
+  private static RedissonClient throwingScriptLoads(RedissonClient real, AtomicInteger throwsLeft) {
+    return proxy(RedissonClient.class, real, (method, args) -> {
+      Object result = invoke(real, method, args);
+      if (!method.getName().equals("getScript")) {
+        return result;
+      }
+      RScript script = (RScript) result;
+      return proxy(RScript.class, script, (m, a) -> {
+        if (m.getName().equals("scriptLoadAsync") && throwsLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+          throw SCRIPT_LOAD_THROWN;
+        }
+        return invoke(script, m, a);
+      });
+    });
+  }
+
+  private interface Call {
+    Object call(Method method, Object[] args) throws Throwable;
+  }
+
+  private static <T> T proxy(Class<T> type, T target, Call call) {
+    return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+        (self, method, args) -> call.call(method, args)));
+  }
+
+  private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
   }
 
   @Test
