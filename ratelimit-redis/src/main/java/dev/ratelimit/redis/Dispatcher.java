@@ -13,7 +13,8 @@ import org.redisson.client.RedisTimeoutException;
  * Natural batching: sends single-policy checks to Redis alone while few are in flight, and
  * together when more arrive meanwhile.
  *
- * <p>Each lane (the one server, or one Cluster hash slot) lets {@code maxInFlight} calls be under
+ * <p>Each lane (the one server, or one Cluster hash slot; one per slot too behind a server that
+ * refused a batch across slots, see {@link #batchPerSlot}) lets {@code maxInFlight} calls be under
  * way at once. A check that finds a free place goes out at once as {@code check.lua}, so an idle
  * client adds no latency. A check that finds none waits in the lane's queue; when a call returns,
  * the queue, up to {@code maxBatch} checks in arrival order, goes out as one {@code EVALSHA} of
@@ -44,18 +45,25 @@ final class Dispatcher {
   record Check(RedisBackend.Lua lua, List<Object> keys, Object[] args, long sendByNanos,
       CompletableFuture<List<Object>> reply) {}
 
+  private static final System.Logger LOG = System.getLogger(RedisBackend.class.getName());
+
   private final Sender sender;
   private final int maxInFlight;
   private final int maxBatch;
-  private final Lane single;
-  private final AtomicReferenceArray<Lane> slots;
+  /** The one lane of a server; null in a Cluster, or once the server refused a batch across slots. */
+  private volatile Lane single;
+  private final AtomicReferenceArray<Lane> slots = new AtomicReferenceArray<>(RedisKeys.SLOTS);
 
   Dispatcher(Sender sender, int maxInFlight, int maxBatch, boolean cluster) {
     this.sender = sender;
     this.maxInFlight = maxInFlight;
     this.maxBatch = maxBatch;
-    this.single = cluster ? null : new Lane();
-    this.slots = cluster ? new AtomicReferenceArray<>(RedisKeys.SLOTS) : null;
+    this.single = cluster ? null : new Lane(true);
+  }
+
+  /** For tests: whether checks of different hash slots may share a batch. */
+  boolean batchesAcrossSlots() {
+    return single != null;
   }
 
   /** Sends {@code check} now or with the next batch of its lane; its reply completes its future. */
@@ -65,13 +73,14 @@ final class Dispatcher {
   }
 
   private Lane lane(Check check) {
-    if (single != null) {
-      return single;
+    Lane one = single;
+    if (one != null) {
+      return one;
     }
     int slot = RedisKeys.slot((String) check.keys().get(0));
     Lane lane = slots.get(slot);
     if (lane == null) {
-      slots.compareAndSet(slot, null, new Lane());
+      slots.compareAndSet(slot, null, new Lane(false));
       lane = slots.get(slot);
     }
     return lane;
@@ -80,7 +89,13 @@ final class Dispatcher {
   /** The checks of one server or one hash slot: at most maxInFlight calls at a time. */
   private final class Lane {
     private final ArrayDeque<Check> queue = new ArrayDeque<>();
+    /** Whether its checks may be of different hash slots: the one lane of a server. */
+    private final boolean acrossSlots;
     private int inFlight;
+
+    Lane(boolean acrossSlots) {
+      this.acrossSlots = acrossSlots;
+    }
 
     void submit(Check check) {
       synchronized (this) {
@@ -116,7 +131,10 @@ final class Dispatcher {
             failure = e;
           }
         }
-        if (failure != null) {
+        if (failure != null && acrossSlots && isCrossSlot(failure)) {
+          batchPerSlot();
+          checks.forEach(Dispatcher.this::submit); // refused whole, nothing ran: each goes out once, by its slot
+        } else if (failure != null) {
           Throwable cause = failure;
           checks.forEach(c -> c.reply().completeExceptionally(cause));
         }
@@ -162,6 +180,31 @@ final class Dispatcher {
         send(next);
       }
     }
+  }
+
+  /**
+   * From now on, a lane per hash slot: the server refused a batch whose keys hash to different
+   * slots (CROSSSLOT), as a proxy that shards behind one address does (Redis Enterprise's, for
+   * one), before running any of it. Checks already queued in the one lane still go out from it, and any batch of
+   * them refused is sent again the same way.
+   */
+  private synchronized void batchPerSlot() {
+    if (single != null) {
+      single = null;
+      LOG.log(System.Logger.Level.WARNING, "Redis refused a batch of checks whose keys are in different"
+          + " hash slots (CROSSSLOT): a sharding proxy? Checks now batch per hash slot. Configure Redisson"
+          + " for the cluster (useClusterServers) if it is one.");
+    }
+  }
+
+  /** Whether {@code error} is Redis's refusal of keys in different hash slots (nothing ran). */
+  private static boolean isCrossSlot(Throwable error) {
+    for (Throwable e = error; e != null; e = e.getCause()) {
+      if (e.getMessage() != null && e.getMessage().contains("CROSSSLOT")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The sender's stage, or a failed one when sending threw. */

@@ -365,6 +365,11 @@ public final class RedisBackend implements Backend {
     return (Long) reply.get(index);
   }
 
+  /** For tests: whether checks of different hash slots may share a batch (batching, one server, no CROSSSLOT seen). */
+  boolean batchesAcrossSlots() {
+    return dispatcher != null && dispatcher.batchesAcrossSlots();
+  }
+
   /** One single-policy check, through the dispatcher when batching, waited for. */
   private List<Object> evalCheck(Lua lua, List<Object> scriptKeys, Object[] args) {
     if (dispatcher == null) {

@@ -230,6 +230,26 @@ class RedisBatchingTest {
     }
   }
 
+  @Test
+  @Timeout(120)
+  void behindOneAddressThatRefusesKeysAcrossSlotsBatchesPerSlotAndDecidesTheSame() throws Exception {
+    // a one-node cluster reached as a single server: it refuses a script whose keys are in different
+    // hash slots (CROSSSLOT), as a proxy that shards behind one address does
+    try (RedisCluster proxy = RedisCluster.start(1)) {
+      RedissonClient single = Clients.single(proxy.nodes().get(0).url());
+      try {
+        RedisBackend batched = RedisBackend.builder(single).keyPrefix(Clients.uniquePrefix())
+            .timeout(Duration.ofSeconds(10)).batchesInFlight(1).build();
+        assertThat(batched.batchesAcrossSlots()).isTrue();
+        List<List<Op>> chains = chains(Algorithm.GCRA, 43, 12, 20);
+        assertSameAsInMemory("behind one address", chains, run(batched, chains));
+        assertThat(batched.batchesAcrossSlots()).as("a batch across slots was refused").isFalse();
+      } finally {
+        single.shutdown();
+      }
+    }
+  }
+
   // ---------------------------------------------------------------- idle: alone and at once
 
   @Test
