@@ -6,11 +6,6 @@ import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.annotation.RateLimitExceededException;
 import dev.ratelimit.annotation.RateLimited;
-import dev.ratelimit.servlet.ClientIp;
-import dev.ratelimit.servlet.HeaderOptions;
-import dev.ratelimit.servlet.RateLimitResponses;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,11 +21,6 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.core.Ordered;
 import org.springframework.expression.BeanResolver;
 import org.springframework.expression.Expression;
-import org.springframework.util.ClassUtils;
-import org.springframework.web.context.request.RequestAttributes;
-import org.springframework.web.context.request.RequestContextHolder;
-import org.springframework.web.context.request.ServletRequestAttributes;
-import org.springframework.web.method.HandlerMethod;
 
 /**
  * Applies {@link RateLimited}: evaluates keys and costs (parsed at start-up), checks all of a
@@ -39,30 +29,20 @@ import org.springframework.web.method.HandlerMethod;
  */
 @Aspect
 public class RateLimitAspect implements Ordered {
-  /**
-   * Spring MVC's request attribute holding the handler it dispatched to ({@code
-   * HandlerMapping.BEST_MATCHING_HANDLER_ATTRIBUTE}, spelled out: spring-webmvc is optional).
-   */
-  private static final String MVC_HANDLER = "org.springframework.web.servlet.HandlerMapping.bestMatchingHandler";
-  private static final boolean WEB = ClassUtils.isPresent(
-      "org.springframework.web.context.request.RequestContextHolder", RateLimitAspect.class.getClassLoader());
-
   private final RateLimiter limiter;
   private final RateLimitedMethods methods;
   private final BeanResolver beans;
-  private final ClientIp clientIp;
-  private final HeaderOptions headers;
+  private final CallRequest web; // no servlet type here: the aspect also runs without the servlet API
   private final KeyPolicy missingKeys;
   private final int order;
   private final DenialLog denials; // null unless ratelimit.log-denials=true
 
-  RateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, BeanResolver beans, ClientIp clientIp,
-      HeaderOptions headers, KeyPolicy missingKeys, int order, DenialLog denials) {
+  RateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, BeanResolver beans, CallRequest web,
+      KeyPolicy missingKeys, int order, DenialLog denials) {
     this.limiter = limiter;
     this.methods = methods;
     this.beans = beans;
-    this.clientIp = clientIp;
-    this.headers = headers;
+    this.web = web;
     this.missingKeys = missingKeys;
     this.order = order;
     this.denials = denials;
@@ -86,16 +66,15 @@ public class RateLimitAspect implements Ordered {
     if (limited == null) {
       return call.proceed();
     }
-    HttpServletRequest request = currentRequest();
     Map<String, List<Policy>> byKey = new LinkedHashMap<>();
-    long cost = evaluate(limited, call.getArgs(), request, byKey);
+    SandboxedEvaluationContext context = variables(limited, call.getArgs());
+    Object request = web.bind(context); // after the arguments: #request and the others win over a parameter's name
+    long cost = evaluate(limited, context, byKey);
     long deadline = System.nanoTime() + limited.maxWait().toNanos();
     while (true) {
       MultiDecision decision = check(byKey, cost);
       if (decision.allowed()) {
-        if (writesHeaders(request, method, specific, limited.mode())) {
-          writeHeaders(decision);
-        }
+        web.writeHeaders(request, method, specific, limited.mode(), decision);
         long delay = decision.decisions().stream().mapToLong(d -> d.delay().toNanos()).max().orElse(0);
         if (delay > 0) {
           TimeUnit.NANOSECONDS.sleep(delay); // admitted by a leaky bucket: wait for our slot
@@ -113,9 +92,8 @@ public class RateLimitAspect implements Ordered {
     }
   }
 
-  /** Fills {@code byKey} with each evaluated key's policies; returns the cost. */
-  private long evaluate(RateLimitedMethod limited, Object[] args, HttpServletRequest request,
-      Map<String, List<Policy>> byKey) {
+  /** A context holding the call's arguments, by name and position, and {@code #method}. */
+  private SandboxedEvaluationContext variables(RateLimitedMethod limited, Object[] args) {
     SandboxedEvaluationContext context = new SandboxedEvaluationContext(beans);
     String[] names = limited.parameterNames();
     for (int i = 0; i < args.length; i++) {
@@ -127,13 +105,11 @@ public class RateLimitAspect implements Ordered {
     }
     context.setVariable("args", args);
     context.setVariable("method", limited.method().getName());
-    if (request != null) {
-      context.setVariable("request", request);
-      String ip = clientIp.resolve(request);
-      context.setVariable("clientIp", ip);
-      context.setLazyVariable("clientNetwork", () -> ClientIp.network(ip));
-      context.setVariable("principal", request.getUserPrincipal() == null ? null : request.getUserPrincipal().getName());
-    }
+    return context;
+  }
+
+  /** Fills {@code byKey} with each evaluated key's policies; returns the cost. */
+  private long evaluate(RateLimitedMethod limited, SandboxedEvaluationContext context, Map<String, List<Policy>> byKey) {
     long cost = 0;
     for (RateLimitedMethod.Limit limit : limited.limits()) {
       String key = limit.key() == null ? limited.describe() : value(limit.key(), context);
@@ -191,45 +167,5 @@ public class RateLimitAspect implements Ordered {
       }
     }
     return new MultiDecision(true, decisions);
-  }
-
-  private static HttpServletRequest currentRequest() {
-    if (!WEB) {
-      return null;
-    }
-    RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
-    return attributes instanceof ServletRequestAttributes servlet ? servlet.getRequest() : null;
-  }
-
-  /**
-   * Whether an allowed call writes the limit headers to the current response: when the method is
-   * the controller method Spring MVC dispatched the request to. Another bean's method called while
-   * serving the request (an outbound client, a service) writes none: its limit is not the caller's,
-   * and its headers would replace those of the limit the request is under. Without Spring MVC's
-   * handler (a plain servlet), a {@code REJECT} call writes them and a {@code WAIT} call does not.
-   */
-  private static boolean writesHeaders(HttpServletRequest request, Method method, Method specific,
-      RateLimited.Mode mode) {
-    if (request == null) {
-      return false;
-    }
-    if (request.getAttribute(MVC_HANDLER) instanceof HandlerMethod handler) {
-      Method handling = handler.getMethod();
-      return handling.equals(specific) || handling.equals(method);
-    }
-    return mode == RateLimited.Mode.REJECT;
-  }
-
-  private void writeHeaders(MultiDecision decision) {
-    if (!WEB) {
-      return;
-    }
-    RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
-    if (attributes instanceof ServletRequestAttributes servlet) {
-      HttpServletResponse response = servlet.getResponse();
-      if (response != null && !response.isCommitted()) {
-        RateLimitResponses.writeHeaders(response, decision.decisions(), headers);
-      }
-    }
   }
 }

@@ -105,14 +105,30 @@ public class RateLimitAutoConfiguration {
     return new HeaderOptions(properties.getHeaders().isDraft(), properties.getHeaders().isLegacy());
   }
 
-  /** The client IP of a request, trusting forwarding headers only from the configured proxies. */
-  @Bean
-  @ConditionalOnMissingBean
-  public ClientIp rateLimitClientIp(RateLimitProperties properties) {
-    try {
-      return new ClientIp(properties.getTrustedProxies());
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("invalid ratelimit.trusted-proxies: " + e.getMessage(), e);
+  /**
+   * What needs the servlet API (and spring-web): the client IP, and the request a {@code
+   * @RateLimited} call serves. Without them (a batch job, a message listener) the aspect still
+   * applies, with no request variables.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"jakarta.servlet.http.HttpServletRequest",
+      "org.springframework.web.context.request.RequestContextHolder"})
+  static class ServletConfiguration {
+    /** The client IP of a request, trusting forwarding headers only from the configured proxies. */
+    @Bean
+    @ConditionalOnMissingBean
+    public ClientIp rateLimitClientIp(RateLimitProperties properties) {
+      try {
+        return new ClientIp(properties.getTrustedProxies());
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("invalid ratelimit.trusted-proxies: " + e.getMessage(), e);
+      }
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    CallRequest rateLimitCallRequest(ClientIp clientIp, HeaderOptions headers) {
+      return new ServletCallRequest(clientIp, headers);
     }
   }
 
@@ -135,9 +151,9 @@ public class RateLimitAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     RateLimitAspect rateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, BeanFactory beans,
-        ClientIp clientIp, HeaderOptions headers, RateLimitProperties properties, ObjectProvider<DenialLog> denials) {
-      return new RateLimitAspect(limiter, methods, SandboxedEvaluationContext.beansOf(beans), clientIp, headers,
-          new KeyPolicy(properties.getMissingKey()), properties.getAspect().getOrder(), denials.getIfAvailable());
+        ObjectProvider<CallRequest> web, RateLimitProperties properties, ObjectProvider<DenialLog> denials) {
+      return new RateLimitAspect(limiter, methods, SandboxedEvaluationContext.beansOf(beans),
+          web.getIfAvailable(() -> CallRequest.NONE), new KeyPolicy(properties.getMissingKey()), properties.getAspect().getOrder(), denials.getIfAvailable());
     }
   }
 
