@@ -117,10 +117,10 @@ class DecisionController {
    */
   @GetMapping("/inspect/{policy}/{*key}")
   Api.DecisionBody inspect(@PathVariable("policy") String policyName, @PathVariable("key") String pathKey,
-      HttpServletResponse response) {
+      HttpServletRequest http, HttpServletResponse response) {
     Policy policy = policy(policyName, "policy");
     response.setHeader("Cache-Control", "no-store");
-    String key = requireKey(pathKey.startsWith("/") ? pathKey.substring(1) : pathKey);
+    String key = pathKey(pathKey, http);
     try {
       return Api.DecisionBody.of(limiter.inspect(key, policy));
     } catch (RuntimeException e) {
@@ -130,15 +130,30 @@ class DecisionController {
 
   /** Forgets the state of {@code key} under {@code policy}: its next check starts fresh. */
   @DeleteMapping("/keys/{policy}/{*key}")
-  ResponseEntity<Void> reset(@PathVariable("policy") String policyName, @PathVariable("key") String pathKey) {
+  ResponseEntity<Void> reset(@PathVariable("policy") String policyName, @PathVariable("key") String pathKey,
+      HttpServletRequest http) {
     Policy policy = policy(policyName, "policy");
-    String key = requireKey(pathKey.startsWith("/") ? pathKey.substring(1) : pathKey);
+    String key = pathKey(pathKey, http);
     try {
       limiter.reset(key, policy);
     } catch (RuntimeException e) {
       throw new BackendUnavailable(e);
     }
     return ResponseEntity.noContent().build();
+  }
+
+  /**
+   * The key of a path, refused when the path holds a raw {@code ;}: the container and Spring cut a
+   * segment's {@code ;...} off as path parameters, so {@code sess;42} would arrive as {@code sess},
+   * another client's key (and a reset would clear its state). Percent-encoded, {@code %3B}, it
+   * arrives whole.
+   */
+  private static String pathKey(String pathKey, HttpServletRequest http) {
+    if (http.getRequestURI().indexOf(';') >= 0) {
+      throw new BadRequest("key", "a raw ';' in the path is cut off as a path parameter, leaving another key:"
+          + " percent-encode the key (encodeURIComponent), ';' as %3B");
+    }
+    return requireKey(pathKey.startsWith("/") ? pathKey.substring(1) : pathKey);
   }
 
   private static String requireKey(String key) {
