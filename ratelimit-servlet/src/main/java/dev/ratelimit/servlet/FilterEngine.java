@@ -231,6 +231,16 @@ final class FilterEngine {
           + rule.rule.key() + "' failed (" + LogThrottle.sanitize(e.getMessage()) + "); " + missingKeyAction(rule));
       return null;
     }
+    if (value != null && !(value instanceof CharSequence || value instanceof Number || value instanceof Boolean
+        || value instanceof Character)) {
+      // an array (#request.cookies) or a principal prints differently on every request, or holds
+      // more than who is asking: as a key it would give each request a bucket of its own
+      log.warn(rule.rule.name() + ":key-type", "rule '" + rule.rule.name() + "': key expression '"
+          + rule.rule.key() + "' gave a " + value.getClass().getName() + ", not a text or a number (read"
+          + " one of its values, such as #request.cookies[0].value or #request.userPrincipal.name); "
+          + missingKeyAction(rule));
+      return null;
+    }
     String key = value == null ? null : value.toString();
     if (key == null || key.isBlank()) {
       log.warn(rule.rule.name() + ":key-missing", "rule '" + rule.rule.name() + "': key expression '"

@@ -377,6 +377,21 @@ class RateLimitFilterTest {
   }
 
   @Test
+  void aKeyThatIsNeitherTextNorANumberIsAMissingKeyNotABucketPerRequest() {
+    Policy p = Policy.of(1, Duration.ofMinutes(1)).withName("p");
+    // the cookies array prints as a new identity on every request: each would get a fresh bucket
+    serve(RateLimitFilter.builder(limiter)
+        .rule(RateLimitRule.builder("r").path("/**").policy(p).key("#request.cookies").build()));
+    try (LogCapture log = new LogCapture()) {
+      assertThat(server.get("/a", "Cookie", "session=1").statusCode()).isEqualTo(200);
+      assertThat(server.get("/b", "Cookie", "session=1").statusCode()).isEqualTo(429);
+      assertThat(limiter.inspect("r:<missing>", p).remaining()).isZero();
+      assertThat(log.messages()).singleElement().asString().contains("not a text or a number")
+          .contains("#request.cookies[0].value");
+    }
+  }
+
+  @Test
   void rulesNeverShareCountersEvenWithTheSameKeyAndPolicyName() {
     Policy p = Policy.of(1, Duration.ofMinutes(1)).withName("p");
     serve(RateLimitFilter.builder(limiter)

@@ -22,9 +22,18 @@ final class KeyPolicy {
 
   /** The key to use for a missing one at {@code where}, or throws when configured to reject. */
   String onMissing(String where, String expression) {
+    return onMissing(where, expression, "gave no key");
+  }
+
+  /**
+   * The key to use for one that cannot serve at {@code where} ({@code what} it gave, for the log),
+   * or throws when configured to reject.
+   */
+  String onMissing(String where, String expression, String what) {
     if (throttle.tryAcquire(where)) {
-      LOG.log(Level.WARNING, "rate-limit key expression ''{0}'' of {1} gave no key; {2} (logged at most once a minute)",
-          new Object[] {expression, where, action == MissingKeyAction.REJECT ? "rejected" : "limited under the shared missing-key bucket"});
+      LOG.log(Level.WARNING, "rate-limit key expression ''{0}'' of {1} {2}; {3} (logged at most once a minute)",
+          new Object[] {expression, where, what,
+              action == MissingKeyAction.REJECT ? "rejected" : "limited under the shared missing-key bucket"});
     }
     if (action == MissingKeyAction.REJECT) {
       throw new MissingRateLimitKeyException(where, expression);

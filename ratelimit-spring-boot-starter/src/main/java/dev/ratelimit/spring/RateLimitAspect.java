@@ -20,7 +20,6 @@ import org.aspectj.lang.reflect.MethodSignature;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.Ordered;
 import org.springframework.expression.BeanResolver;
-import org.springframework.expression.Expression;
 
 /**
  * Applies {@link RateLimited}: evaluates keys and costs (parsed at start-up), checks all of a
@@ -112,9 +111,16 @@ public class RateLimitAspect implements Ordered {
   private long evaluate(RateLimitedMethod limited, SandboxedEvaluationContext context, Map<String, List<Policy>> byKey) {
     long cost = 0;
     for (RateLimitedMethod.Limit limit : limited.limits()) {
-      String key = limit.key() == null ? limited.describe() : value(limit.key(), context);
-      if (key == null || key.isBlank()) {
+      Object value = limit.key() == null ? limited.describe() : limit.key().getValue(context);
+      String key;
+      if (value != null && printsItsIdentity(value.getClass())) {
+        // Object's toString (or an array's) is new for every instance: a bucket per call
+        key = missingKeys.onMissing(limited.describe(), limit.keySource(), "gave a " + value.getClass().getTypeName()
+            + ", whose text is its identity, new for every instance (read one of its values, such as #user.id)");
+      } else if (value == null || value.toString().isBlank()) {
         key = missingKeys.onMissing(limited.describe(), limit.keySource());
+      } else {
+        key = value.toString();
       }
       byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(limit.current(methods.policies()));
       long c = cost(limit, context, limited);
@@ -139,9 +145,23 @@ public class RateLimitAspect implements Ordered {
     return null;
   }
 
-  private static String value(Expression expression, SandboxedEvaluationContext context) {
-    Object value = expression.getValue(context);
-    return value == null ? null : value.toString();
+  /** Whether a type's text is {@code Object}'s, its name and identity hash: an array, or no {@code toString} of its own. */
+  private static final ClassValue<Boolean> IDENTITY_TEXT = new ClassValue<>() {
+    @Override
+    protected Boolean computeValue(Class<?> type) {
+      if (type.isArray()) {
+        return true;
+      }
+      try {
+        return type.getMethod("toString").getDeclaringClass() == Object.class;
+      } catch (NoSuchMethodException e) {
+        return false; // every class has one
+      }
+    }
+  };
+
+  private static boolean printsItsIdentity(Class<?> type) {
+    return IDENTITY_TEXT.get(type);
   }
 
   private static long cost(RateLimitedMethod.Limit limit, SandboxedEvaluationContext context, RateLimitedMethod m) {

@@ -117,6 +117,12 @@ class RateLimitedAspectTest {
       return "ok";
     }
 
+    /** A key of any type: an object without a text of its own prints its identity. */
+    @RateLimited(key = "#user", limit = 1, window = "1m", name = "objects")
+    public String byObject(Object user) {
+      return "ok";
+    }
+
     @RateLimited(key = "#symbol", limit = 1, window = "1m", name = "quotes")
     @Cacheable("quotes")
     public String quote(String symbol) {
@@ -248,6 +254,19 @@ class RateLimitedAspectTest {
           .isInstanceOf(RateLimitExceededException.class);
       assertThatThrownBy(() -> orders.nullable(" ")).isInstanceOf(RateLimitExceededException.class);
       assertThat(orders.nullable("real")).isEqualTo("ok");
+    });
+  }
+
+  @Test
+  void aKeyWhoseTextIsItsIdentityIsAMissingKeyNotABucketPerCall() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      assertThat(orders.byObject(new Object())).isEqualTo("ok");
+      assertThatThrownBy(() -> orders.byObject(new Object())).as("the shared missing-key bucket, not a new one")
+          .isInstanceOf(RateLimitExceededException.class);
+      assertThatThrownBy(() -> orders.byObject(new String[] {"u"})).isInstanceOf(RateLimitExceededException.class);
+      assertThat(orders.byObject(java.util.List.of("u"))).as("a text of its own is a key").isEqualTo("ok");
+      assertThat(orders.byObject(java.util.List.of("v"))).isEqualTo("ok");
     });
   }
 
