@@ -6,6 +6,7 @@ import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
+import jakarta.servlet.FilterRegistration;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletContextEvent;
 import jakarta.servlet.ServletContextListener;
@@ -46,7 +47,9 @@ class ReadmeServletExamplesTest {
               .build())
           .trustedProxies(List.of("10.0.0.0/8"))
           .build();
-      servletContext.addFilter("rateLimit", filter).addMappingForUrlPatterns(null, false, "/*");
+      FilterRegistration.Dynamic registration = servletContext.addFilter("rateLimit", filter);
+      registration.setAsyncSupported(true);   // else an async servlet or controller behind it fails
+      registration.addMappingForUrlPatterns(null, false, "/*");
       """;
 
   /** The README's example of adding in code what the file cannot say; {@link #customizedExample} runs it. */
@@ -54,7 +57,9 @@ class ReadmeServletExamplesTest {
       RateLimitConfig config = RateLimitConfig.load("classpath:ratelimit.properties");
       RateLimiter limiter = config.newLimiter(b -> b.listener(metrics).shadowPolicies(Set.of("per-key")));
       RateLimitFilter filter = config.filterBuilder(limiter).build();   // close the limiter when done
-      servletContext.addFilter("rateLimit", filter).addMappingForUrlPatterns(null, false, "/*");
+      FilterRegistration.Dynamic registration = servletContext.addFilter("rateLimit", filter);
+      registration.setAsyncSupported(true);   // else an async servlet or controller behind it fails
+      registration.addMappingForUrlPatterns(null, false, "/*");
       """;
 
   @TempDir
@@ -105,7 +110,9 @@ class ReadmeServletExamplesTest {
                 .build())
             .trustedProxies(List.of("10.0.0.0/8"))
             .build();
-        servletContext.addFilter("rateLimit", filter).addMappingForUrlPatterns(null, false, "/*");
+        FilterRegistration.Dynamic registration = servletContext.addFilter("rateLimit", filter);
+        registration.setAsyncSupported(true);   // else an async servlet or controller behind it fails
+        registration.addMappingForUrlPatterns(null, false, "/*");
         // ---
         created.set(limiter);
       }
@@ -143,7 +150,9 @@ class ReadmeServletExamplesTest {
           RateLimitConfig config = RateLimitConfig.load("classpath:ratelimit.properties");
           RateLimiter limiter = config.newLimiter(b -> b.listener(metrics).shadowPolicies(Set.of("per-key")));
           RateLimitFilter filter = config.filterBuilder(limiter).build();   // close the limiter when done
-          servletContext.addFilter("rateLimit", filter).addMappingForUrlPatterns(null, false, "/*");
+          FilterRegistration.Dynamic registration = servletContext.addFilter("rateLimit", filter);
+          registration.setAsyncSupported(true);   // else an async servlet or controller behind it fails
+          registration.addMappingForUrlPatterns(null, false, "/*");
           // ---
           created.set(limiter);
         }
@@ -174,6 +183,7 @@ class ReadmeServletExamplesTest {
     assertThat(element(webXml, "url-pattern")).isEqualTo("/*");
     assertThat(paramName).isEqualTo(RateLimitFilter.CONFIG_PARAM);
     assertThat(paramValue).isEqualTo("classpath:ratelimit.properties");
+    assertThat(element(webXml, "async-supported")).as("async servlets behind the filter work").isEqualTo("true");
 
     // WEB-INF/classes of a web application: the context's class loader
     Path classes = Files.createDirectories(dir.resolve("WEB-INF/classes"));
@@ -186,6 +196,7 @@ class ReadmeServletExamplesTest {
         FilterHolder holder = new FilterHolder(type);
         holder.setName(element(webXml, "filter-name"));
         holder.setInitParameter(paramName, paramValue);
+        holder.setAsyncSupported(Boolean.parseBoolean(element(webXml, "async-supported")));
         context.addFilter(holder, element(webXml, "url-pattern"), EnumSet.of(DispatcherType.REQUEST));
       })) {
         exerciseTheTwoRules(server);

@@ -61,6 +61,7 @@ public final class ServletDemo {
 
     FilterHolder rateLimit = new FilterHolder(RateLimitFilter.class);
     rateLimit.setInitParameter(RateLimitFilter.CONFIG_PARAM, config);
+    rateLimit.setAsyncSupported(true); // else an async servlet behind it fails
     context.addFilter(rateLimit, "/*", EnumSet.of(DispatcherType.REQUEST));
 
     context.addServlet(new ServletHolder(new TextServlet("GET", "try GET /api/hello and POST /login")), "");
