@@ -43,7 +43,10 @@ import java.util.Map;
  * rules are configured, and 429 handling for Spring MVC. Every bean backs off when the application
  * defines its own.
  */
-@AutoConfiguration
+// after Redisson's own auto-configuration (redisson-spring-boot-starter), whose RedissonClient
+// ratelimit.backend=auto then sees and uses
+@AutoConfiguration(afterName = {"org.redisson.spring.starter.RedissonAutoConfigurationV2",
+    "org.redisson.spring.starter.RedissonAutoConfigurationV4"})
 @ConditionalOnProperty(prefix = "ratelimit", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 // Redis first: the in-memory backend backs off when Redis made one. (Not nested classes: Spring

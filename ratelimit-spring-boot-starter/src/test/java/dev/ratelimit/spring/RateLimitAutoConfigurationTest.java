@@ -274,6 +274,18 @@ class RateLimitAutoConfigurationTest {
         });
   }
 
+  @Test
+  void autoUsesTheRedissonClientOfRedissonsOwnAutoConfiguration() {
+    // listed first, as the sorter would put it ("dev." before "org."): ordering must come from the starter
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class,
+            org.redisson.spring.starter.RedissonAutoConfigurationV4.class))
+        .withPropertyValues("ratelimit.redis.key-prefix=" + "starter-" + System.nanoTime()).run(context -> {
+          assertThat(context).hasSingleBean(RedissonClient.class);
+          assertThat(context.getBean(Backend.class)).isInstanceOf(RedisBackend.class);
+        });
+  }
+
   @Configuration(proxyBeanMethods = false)
   static class OwnRedisson {
     @Bean(destroyMethod = "shutdown")
