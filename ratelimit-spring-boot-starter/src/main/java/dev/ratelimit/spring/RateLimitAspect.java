@@ -13,10 +13,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.aspectj.lang.ProceedingJoinPoint;
-import org.aspectj.lang.annotation.Around;
-import org.aspectj.lang.annotation.Aspect;
-import org.aspectj.lang.reflect.MethodSignature;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.Ordered;
 import org.springframework.expression.BeanResolver;
@@ -26,8 +24,7 @@ import org.springframework.expression.BeanResolver;
  * method's policies together, then proceeds, waits or throws {@link RateLimitExceededException}.
  * Ordered before {@code @Transactional} and {@code @Cacheable} by default.
  */
-@Aspect
-public class RateLimitAspect implements Ordered {
+public class RateLimitAspect implements MethodInterceptor, Ordered {
   private final RateLimiter limiter;
   private final RateLimitedMethods methods;
   private final BeanResolver beans;
@@ -52,21 +49,22 @@ public class RateLimitAspect implements Ordered {
     return order;
   }
 
-  /** Every method annotated, and every public method of an annotated class. */
-  @Around("@annotation(dev.ratelimit.annotation.RateLimited) "
-      + "|| @annotation(dev.ratelimit.annotation.RateLimited.List) "
-      + "|| (execution(public * *(..)) && (@within(dev.ratelimit.annotation.RateLimited) "
-      + "|| @within(dev.ratelimit.annotation.RateLimited.List)))")
-  public Object limit(ProceedingJoinPoint call) throws Throwable {
-    Method method = ((MethodSignature) call.getSignature()).getMethod();
-    Class<?> target = call.getTarget() != null ? AopUtils.getTargetClass(call.getTarget()) : method.getDeclaringClass();
+  /**
+   * Runs on the methods {@link RateLimitedMethods} finds rate-limited (the advisor's pointcut asks
+   * it: what start-up validates is what applies, annotations on an interface or a superclass
+   * included).
+   */
+  @Override
+  public Object invoke(MethodInvocation call) throws Throwable {
+    Method method = call.getMethod();
+    Class<?> target = call.getThis() != null ? AopUtils.getTargetClass(call.getThis()) : method.getDeclaringClass();
     Method specific = AopUtils.getMostSpecificMethod(method, target);
     RateLimitedMethod limited = methods.find(specific).orElse(null);
     if (limited == null) {
       return call.proceed();
     }
     Map<String, List<Policy>> byKey = new LinkedHashMap<>();
-    SandboxedEvaluationContext context = variables(limited, call.getArgs());
+    SandboxedEvaluationContext context = variables(limited, call.getArguments());
     Object request = web.bind(context); // after the arguments: #request and the others win over a parameter's name
     long cost = evaluate(limited, context, byKey);
     long deadline = System.nanoTime() + limited.maxWait().toNanos();

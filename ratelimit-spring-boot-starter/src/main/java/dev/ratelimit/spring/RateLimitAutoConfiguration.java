@@ -11,6 +11,7 @@ import dev.ratelimit.servlet.RateLimitResponses;
 import dev.ratelimit.servlet.RateLimitRule;
 import dev.ratelimit.spi.Backend;
 import java.time.InstantSource;
+import org.springframework.aop.Advisor;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -157,6 +158,14 @@ public class RateLimitAutoConfiguration {
         ObjectProvider<CallRequest> web, RateLimitProperties properties, ObjectProvider<DenialLog> denials) {
       return new RateLimitAspect(limiter, methods, SandboxedEvaluationContext.beansOf(beans),
           web.getIfAvailable(() -> CallRequest.NONE), new KeyPolicy(properties.getMissingKey()), properties.getAspect().getOrder(), denials.getIfAvailable());
+    }
+
+    /** Applies the aspect where {@link RateLimitedMethods} finds limits, in the aspect's order. */
+    @Bean
+    @ConditionalOnMissingBean(name = "rateLimitAdvisor")
+    static Advisor rateLimitAdvisor(ObjectProvider<RateLimitAspect> aspect, Environment environment) {
+      // the order is read from the environment: a static bean method runs before properties are bound
+      return new RateLimitAdvisor(aspect, Binder.get(environment).bind("ratelimit.aspect.order", Integer.class).orElse(0));
     }
   }
 

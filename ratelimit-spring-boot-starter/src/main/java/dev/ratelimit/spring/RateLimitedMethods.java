@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
@@ -57,16 +58,41 @@ final class RateLimitedMethods {
     return found == NONE ? Optional.empty() : Optional.of((RateLimitedMethod) found);
   }
 
+  /**
+   * The {@code @RateLimited} annotations that apply to {@code method}: its own, found also on what
+   * it implements or overrides; else, for a public method, its class's, except on {@code equals},
+   * {@code hashCode} and {@code toString} and on the callbacks Spring MVC calls around a controller's
+   * handlers ({@code @ModelAttribute}, {@code @InitBinder}, {@code @ExceptionHandler}), which would
+   * count a request again. Empty when none: the method is not limited. Needs no bean, so the
+   * advisor's pointcut asks it while beans are still being made.
+   */
+  static Set<RateLimited> annotations(Method method) {
+    Set<RateLimited> own = AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimited.class);
+    if (!own.isEmpty() || !Modifier.isPublic(method.getModifiers()) || isObjectMethod(method)
+        || isMvcCallback(method)) {
+      return own;
+    }
+    return AnnotatedElementUtils.findMergedRepeatableAnnotations(method.getDeclaringClass(), RateLimited.class);
+  }
+
+  /** Spring MVC's controller callbacks, by name: spring-web is optional. */
+  private static final List<String> MVC_CALLBACKS = List.of("org.springframework.web.bind.annotation.ModelAttribute",
+      "org.springframework.web.bind.annotation.InitBinder", "org.springframework.web.bind.annotation.ExceptionHandler");
+
+  private static boolean isMvcCallback(Method method) {
+    MergedAnnotations annotations = MergedAnnotations.from(method);
+    return MVC_CALLBACKS.stream().anyMatch(annotations::isPresent);
+  }
+
+  private static boolean isObjectMethod(Method method) {
+    return ReflectionUtils.isEqualsMethod(method) || ReflectionUtils.isHashCodeMethod(method)
+        || ReflectionUtils.isToStringMethod(method);
+  }
+
   private RateLimitedMethod parse(Method method) {
-    Set<RateLimited> annotations = AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimited.class);
+    Set<RateLimited> annotations = annotations(method);
     if (annotations.isEmpty()) {
-      if (!Modifier.isPublic(method.getModifiers())) {
-        return null;
-      }
-      annotations = AnnotatedElementUtils.findMergedRepeatableAnnotations(method.getDeclaringClass(), RateLimited.class);
-      if (annotations.isEmpty()) {
-        return null;
-      }
+      return null;
     }
     String where = method.getDeclaringClass().getName() + "." + method.getName();
     List<RateLimitedMethod.Limit> limits = new ArrayList<>();

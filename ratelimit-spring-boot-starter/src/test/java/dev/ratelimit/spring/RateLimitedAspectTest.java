@@ -58,6 +58,44 @@ class RateLimitedAspectTest {
     CacheManager cacheManager() {
       return new ConcurrentMapCacheManager("quotes");
     }
+
+    @Bean
+    Api api() {
+      return new ApiImpl();
+    }
+
+    @Bean
+    Overriding overriding() {
+      return new Overriding();
+    }
+  }
+
+  /** Annotated on the interface only, as a generated API interface is. */
+  public interface Api {
+    @RateLimited(key = "#user", limit = 1, window = "1m", name = "on-interface")
+    String get(String user);
+  }
+
+  public static class ApiImpl implements Api {
+    @Override
+    public String get(String user) {
+      return "ok";
+    }
+  }
+
+  /** Annotated on the superclass's method only. */
+  public static class Base {
+    @RateLimited(key = "#user", limit = 1, window = "1m", name = "on-superclass")
+    public String get(String user) {
+      return "base";
+    }
+  }
+
+  public static class Overriding extends Base {
+    @Override
+    public String get(String user) {
+      return "overridden";
+    }
   }
 
   /** A bean that key expressions call as {@code @keys}. */
@@ -155,6 +193,17 @@ class RateLimitedAspectTest {
     public String own() {
       return "own";
     }
+
+    /** What Spring MVC calls around a controller's handlers: counting it would count a request twice. */
+    @org.springframework.web.bind.annotation.ModelAttribute("user")
+    public String modelAttribute() {
+      return "user";
+    }
+
+    @Override
+    public String toString() {
+      return "class-level bean";
+    }
   }
 
   @Test
@@ -233,6 +282,10 @@ class RateLimitedAspectTest {
       }
       assertThatThrownBy(bean::own).isInstanceOfSatisfying(RateLimitExceededException.class,
           e -> assertThat(e.decision().policy().name()).isEqualTo("method-level"));
+      for (int i = 0; i < 3; i++) { // the class's limit (2) is spent: neither of these is under it
+        assertThat(bean.toString()).isEqualTo("class-level bean");
+        assertThat(bean.modelAttribute()).isEqualTo("user");
+      }
     });
   }
 
@@ -242,6 +295,20 @@ class RateLimitedAspectTest {
       Orders orders = context.getBean(Orders.class);
       assertThatThrownBy(orders::typeReference).isInstanceOf(SpelEvaluationException.class);
       assertThatThrownBy(() -> orders.reflection("u")).isInstanceOf(SpelEvaluationException.class);
+    });
+  }
+
+  @Test
+  void anAnnotationOnAnInterfaceOrAnOverriddenMethodApplies() {
+    runner.run(context -> {
+      Api api = context.getBean(Api.class);
+      assertThat(api.get("u")).isEqualTo("ok");
+      assertThatThrownBy(() -> api.get("u")).as("the interface's limit, on the implementation")
+          .isInstanceOf(RateLimitExceededException.class);
+      Overriding overriding = context.getBean(Overriding.class);
+      assertThat(overriding.get("u")).isEqualTo("overridden");
+      assertThatThrownBy(() -> overriding.get("u")).as("the superclass's limit, on the override")
+          .isInstanceOf(RateLimitExceededException.class);
     });
   }
 
