@@ -10,8 +10,10 @@ import java.lang.annotation.Target;
 
 /**
  * Limits calls of a method (or of every public method of a class; the method's own annotations
- * win). Repeatable: several on one method are checked together, all or nothing, in one
- * {@code checkAll} per distinct key.
+ * win). Repeatable: several on one method are checked in one {@code checkAll} per distinct key,
+ * all or nothing for each key. Different keys are separate states, checked in order up to the
+ * first denial: what an earlier key consumed stays consumed when a later one denies (a
+ * {@code WAIT} call that tries again checks only the keys still denying, so none is charged twice).
  *
  * <pre>{@code
  * @RateLimited(key = "#userId", policy = "api")                      // a policy from configuration

@@ -9,6 +9,7 @@ import dev.ratelimit.annotation.RateLimited;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -68,8 +69,10 @@ public class RateLimitAspect implements MethodInterceptor, Ordered {
     Object request = web.bind(context); // after the arguments: #request and the others win over a parameter's name
     long cost = evaluate(limited, context, byKey);
     long deadline = System.nanoTime() + limited.maxWait().toNanos();
+    Map<String, List<Policy>> pending = new LinkedHashMap<>(byKey); // keys not yet admitted
+    List<Decision> admitted = new ArrayList<>();
     while (true) {
-      MultiDecision decision = check(byKey, cost);
+      MultiDecision decision = check(pending, admitted, cost);
       if (decision.allowed()) {
         web.writeHeaders(request, method, specific, limited.mode(), decision);
         long delay = decision.decisions().stream().mapToLong(d -> d.delay().toNanos()).max().orElse(0);
@@ -171,19 +174,34 @@ public class RateLimitAspect implements MethodInterceptor, Ordered {
     return n.longValue();
   }
 
-  private MultiDecision check(Map<String, List<Policy>> byKey, long cost) {
-    if (byKey.size() == 1) {
-      Map.Entry<String, List<Policy>> only = byKey.entrySet().iterator().next();
-      return limiter.checkAll(only.getKey(), only.getValue(), cost);
+  /**
+   * Checks the {@code pending} keys in order, one {@code checkAll} each (all or nothing per key),
+   * up to the first denial. A key that passes leaves {@code pending} and its decisions join {@code
+   * admitted}: a {@code WAIT} call that tries again checks only the keys still pending, so no key is
+   * charged twice for one call. Keys are separate states (in a Cluster, separate servers), so
+   * across keys nothing is atomic: what an earlier key consumed stays consumed when a later one
+   * denies.
+   */
+  private MultiDecision check(Map<String, List<Policy>> pending, List<Decision> admitted, long cost) {
+    if (pending.size() == 1 && admitted.isEmpty()) {
+      Map.Entry<String, List<Policy>> only = pending.entrySet().iterator().next();
+      MultiDecision decision = limiter.checkAll(only.getKey(), only.getValue(), cost);
+      if (decision.allowed()) {
+        pending.clear();
+      }
+      return decision;
     }
-    List<Decision> decisions = new ArrayList<>();
-    for (Map.Entry<String, List<Policy>> entry : byKey.entrySet()) {
+    for (Iterator<Map.Entry<String, List<Policy>>> keys = pending.entrySet().iterator(); keys.hasNext(); ) {
+      Map.Entry<String, List<Policy>> entry = keys.next();
       MultiDecision part = limiter.checkAll(entry.getKey(), entry.getValue(), cost);
-      decisions.addAll(part.decisions());
       if (!part.allowed()) {
+        List<Decision> decisions = new ArrayList<>(admitted);
+        decisions.addAll(part.decisions());
         return new MultiDecision(false, decisions);
       }
+      admitted.addAll(part.decisions());
+      keys.remove();
     }
-    return new MultiDecision(true, decisions);
+    return new MultiDecision(true, List.copyOf(admitted));
   }
 }

@@ -78,6 +78,14 @@ class OutboundWaitModeTest {
       return quote0(id);
     }
 
+    /** Two keys: the first passes at once, the second makes the call wait (50 a second). */
+    @RateLimited(key = "'roomy'", limit = 100, window = "1m", mode = RateLimited.Mode.WAIT, name = "roomy")
+    @RateLimited(key = "'tight'", limit = 1, window = "20ms", mode = RateLimited.Mode.WAIT, maxWait = "5s",
+        name = "tight")
+    public String twoKeys(int id) throws Exception {
+      return quote0(id);
+    }
+
     private String quote0(int id) throws Exception {
       return http.send(HttpRequest.newBuilder(URI.create(base + "/quote/" + id)).build(),
           HttpResponse.BodyHandlers.ofString()).body();
@@ -116,6 +124,19 @@ class OutboundWaitModeTest {
         // the start: a lower bound that a slow machine cannot break (it only delays calls)
         assertThat(times.get(i) - started).as("call %d arrived (ms after start)", i).isGreaterThanOrEqualTo(i * 200L - 5);
       }
+    });
+  }
+
+  @Test
+  void aWaitingCallWithTwoKeysChargesTheKeyThatPassedOnce() {
+    runner().run(context -> {
+      PartnerClient client = context.getBean(PartnerClient.class);
+      for (int i = 0; i < 4; i++) { // the 2nd to 4th wait for 'tight', each trying again after its retryAfter
+        assertThat(client.twoKeys(i)).isEqualTo("42");
+      }
+      dev.ratelimit.Policy roomy = dev.ratelimit.Policy.of(100, java.time.Duration.ofMinutes(1)).withName("roomy");
+      assertThat(context.getBean(dev.ratelimit.RateLimiter.class).inspect("roomy", roomy).remaining())
+          .as("one unit of 'roomy' per call, however often 'tight' was tried").isEqualTo(96);
     });
   }
 
