@@ -18,6 +18,10 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.Literal;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.ReflectionUtils;
 
@@ -116,8 +120,81 @@ final class RateLimitedMethods {
       index++;
     }
     String[] parameterNames = names.getParameterNames(method);
-    return new RateLimitedMethod(method, parameterNames == null ? new String[0] : parameterNames,
-        List.copyOf(limits), wait ? RateLimited.Mode.WAIT : RateLimited.Mode.REJECT, maxWait);
+    parameterNames = parameterNames == null ? new String[0] : parameterNames;
+    Set<String> variables = variables(method, parameterNames);
+    for (RateLimitedMethod.Limit limit : limits) {
+      requireKnownVariables(limit.key(), limit.keySource(), "key", where, variables, method, parameterNames);
+      requireKnownVariables(limit.cost(), limit.costSource(), "cost", where, variables, method, parameterNames);
+      if (!limit.costSource().equals(limits.get(0).costSource())) {
+        throw new IllegalStateException("@RateLimited on " + where + ": every annotation of a method charges"
+            + " the call one cost, but they give '" + limits.get(0).costSource() + "' and '" + limit.costSource()
+            + "'; give them all the same cost expression");
+      }
+      requirePossibleCost(limit, where);
+    }
+    return new RateLimitedMethod(method, parameterNames, List.copyOf(limits),
+        wait ? RateLimited.Mode.WAIT : RateLimited.Mode.REJECT, maxWait);
+  }
+
+  /** What expressions of {@code method} may read: its parameters and the aspect's variables. */
+  private static Set<String> variables(Method method, String[] parameterNames) {
+    Set<String> variables = new HashSet<>(List.of("args", "method", "request", "clientIp", "clientNetwork",
+        "principal", "this", "root"));
+    variables.addAll(List.of(parameterNames));
+    for (int i = 0; i < method.getParameterCount(); i++) {
+      variables.add("p" + i);
+      variables.add("a" + i);
+    }
+    return variables;
+  }
+
+  /**
+   * Refuses a variable the call will not have (a misspelt parameter, or a name without
+   * {@code -parameters}): it would be null on every call, and every caller would share the
+   * missing-key bucket.
+   */
+  private static void requireKnownVariables(Expression expression, String source, String attribute, String where,
+      Set<String> variables, Method method, String[] parameterNames) {
+    if (!(expression instanceof SpelExpression spel)) {
+      return;
+    }
+    List<String> used = new ArrayList<>();
+    collectVariables(spel.getAST(), used);
+    for (String name : used) {
+      if (!variables.contains(name)) {
+        String parameters = parameterNames.length > 0
+            ? String.join(", ", List.of(parameterNames).stream().map(n -> "#" + n).toList()) + " (the parameters), "
+            : method.getParameterCount() > 0
+                ? "no parameter names (compile with -parameters, or use #p0), " : "";
+        throw new IllegalStateException("@RateLimited on " + where + ": " + attribute + " expression '" + source
+            + "' reads #" + name + ", which a call does not have; the variables are " + parameters
+            + "#p0/#a0 by position, #args, #method, #request, #clientIp, #clientNetwork and #principal");
+      }
+    }
+  }
+
+  private static void collectVariables(SpelNode node, List<String> names) {
+    if (node instanceof VariableReference) {
+      names.add(node.toStringAST().substring(1));
+    }
+    for (int i = 0; i < node.getChildCount(); i++) {
+      collectVariables(node.getChild(i), names);
+    }
+  }
+
+  /** Refuses a constant cost below 1 or above the policy's capacity: no call could pass. */
+  private static void requirePossibleCost(RateLimitedMethod.Limit limit, String where) {
+    if (!(limit.cost() instanceof SpelExpression spel) || !(spel.getAST() instanceof Literal)) {
+      return;
+    }
+    Object value = limit.cost().getValue();
+    long capacity = limit.policy().capacity();
+    if (!(value instanceof Number n) || n.longValue() < 1 || n.longValue() != n.doubleValue()
+        || n.longValue() > capacity) {
+      throw new IllegalStateException("@RateLimited on " + where + ": cost " + limit.costSource()
+          + " must be a whole number from 1 to the capacity " + capacity + " of policy '" + limit.policy().name()
+          + "': no call could pass");
+    }
   }
 
   private Policy policy(RateLimited a, Method method, int index, String where) {

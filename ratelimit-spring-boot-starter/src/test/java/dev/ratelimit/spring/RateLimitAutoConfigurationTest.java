@@ -339,6 +339,45 @@ class RateLimitAutoConfigurationTest {
             .hasStackTraceContaining(NoWindowService.class.getName() + ".call").hasStackTraceContaining("window"));
   }
 
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(classes = {MisspeltVariableService.class,
+      DifferentCostsService.class, ImpossibleCostService.class})
+  void aMistakeEveryCallWouldHitFailsStartUpNamingTheMethod(Class<?> service) {
+    String[] expected = switch (service.getSimpleName()) {
+      case "MisspeltVariableService" -> new String[] {"reads #usrId", "#userId (the parameters)"};
+      case "DifferentCostsService" -> new String[] {"'2' and '1'", "the same cost expression"};
+      default -> new String[] {"cost 10", "capacity 5"};
+    };
+    runner.withBean(service).run(context -> assertThat(context).hasFailed().getFailure()
+        .hasStackTraceContaining(service.getName() + ".call")
+        .hasStackTraceContaining(expected[0]).hasStackTraceContaining(expected[1]));
+  }
+
+  /** Would share the missing-key bucket on every call: #usrId is never set. */
+  static class MisspeltVariableService {
+    @RateLimited(key = "#usrId", limit = 1, window = "1s")
+    public String call(String userId) {
+      return userId;
+    }
+  }
+
+  /** Would fail every call: one call has one cost. */
+  static class DifferentCostsService {
+    @RateLimited(key = "#user", limit = 5, window = "1s", cost = "2", name = "a")
+    @RateLimited(key = "#user", limit = 5, window = "1s", name = "b")
+    public String call(String user) {
+      return user;
+    }
+  }
+
+  /** Would deny (or fail) every call: 10 never fits in 5. */
+  static class ImpossibleCostService {
+    @RateLimited(key = "#user", limit = 5, window = "1s", cost = "10")
+    public String call(String user) {
+      return user;
+    }
+  }
+
   static class UnknownPolicyService {
     @RateLimited(key = "#user", policy = "nope")
     public String call(String user) {
