@@ -21,11 +21,16 @@ import org.springframework.expression.TypedValue;
 import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.ast.Assign;
 import org.springframework.expression.spel.ast.BeanReference;
+import org.springframework.expression.spel.ast.CompoundExpression;
 import org.springframework.expression.spel.ast.ConstructorReference;
 import org.springframework.expression.spel.ast.FunctionReference;
+import org.springframework.expression.spel.ast.Indexer;
 import org.springframework.expression.spel.ast.MethodReference;
 import org.springframework.expression.spel.ast.OpDec;
 import org.springframework.expression.spel.ast.OpInc;
+import org.springframework.expression.spel.ast.Projection;
+import org.springframework.expression.spel.ast.PropertyOrFieldReference;
+import org.springframework.expression.spel.ast.Selection;
 import org.springframework.expression.spel.ast.TypeReference;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
@@ -68,8 +73,87 @@ final class Expressions {
       throw new IllegalArgumentException(what + " expression '" + text + "' does not parse: "
           + (e instanceof ParseException p ? p.getSimpleMessage() : e.getMessage()), e);
     }
-    check(((SpelExpression) expression).getAST(), text, what);
+    SpelNode ast = ((SpelExpression) expression).getAST();
+    check(ast, text, what);
+    checkProperties(ast, text, what);
     return expression;
+  }
+
+  /** What a step of a property chain reads, as far as the sandbox's accessor can tell. */
+  private enum Type { REQUEST, PRINCIPAL, COOKIES, COOKIE, MAP, TEXT, UNKNOWN }
+
+  /**
+   * Refuses, when the rule is built, a property the evaluation could never read: a chain that starts
+   * at a variable ({@code #request.remoteAddr}, {@code #request.userPrincipal.name}) is followed step
+   * by step through the properties {@link RequestProperties} reads, so that a typo, or a property of
+   * a map or a text ({@code #headers.Authorization}, {@code #principal.name}), fails here instead
+   * of on every request (where the key would be missing and every request would share one bucket).
+   * A bare name ({@code clientIp} for {@code #clientIp}) reads a property of nothing, and is refused too.
+   */
+  private static void checkProperties(SpelNode node, String text, String what) {
+    checkProperties(node, false, text, what);
+  }
+
+  /** {@code relative}: {@code node} reads from a value before it (a chain's step, a selection's element). */
+  private static void checkProperties(SpelNode node, boolean relative, String text, String what) {
+    if (node instanceof PropertyOrFieldReference property && !relative) {
+      throw new IllegalArgumentException(what + " expression '" + text + "' reads '" + property.getName()
+          + "' of nothing; variables start with #, e.g. #" + property.getName());
+    }
+    if (node instanceof CompoundExpression && node.getChildCount() > 0
+        && node.getChild(0) instanceof VariableReference variable) {
+      String name = variable.toStringAST().substring(1);
+      Type type = switch (name) {
+        case "request" -> Type.REQUEST;
+        case "headers", "params", "pathVariables" -> Type.MAP;
+        case "this", "root" -> Type.UNKNOWN;
+        default -> Type.TEXT;
+      };
+      String path = "#" + name;
+      for (int i = 1; i < node.getChildCount() && type != Type.UNKNOWN; i++) {
+        SpelNode step = node.getChild(i);
+        if (step instanceof PropertyOrFieldReference property) {
+          type = property(type, property.getName(), path, text, what);
+          path = path + "." + property.getName();
+        } else if (step instanceof Indexer) {
+          type = type == Type.MAP ? Type.TEXT : type == Type.COOKIES ? Type.COOKIE : Type.UNKNOWN;
+          path = path + "[...]";
+        } else {
+          type = Type.UNKNOWN; // a selection, a projection: not followed
+        }
+      }
+    }
+    boolean elements = node instanceof Selection || node instanceof Projection;
+    for (int i = 0; i < node.getChildCount(); i++) {
+      checkProperties(node.getChild(i), relative || elements || (node instanceof CompoundExpression && i > 0),
+          text, what);
+    }
+  }
+
+  /** The type of {@code name} read from a {@code type}, or refuses it naming what can be read. */
+  private static Type property(Type type, String name, String path, String text, String what) {
+    String readable = switch (type) {
+      case REQUEST -> RequestProperties.REQUEST.contains(name) ? null
+          : "the request's properties are " + String.join(", ", new java.util.TreeSet<>(RequestProperties.REQUEST));
+      case PRINCIPAL -> name.equals("name") ? null : "a principal's property is name";
+      case COOKIE -> name.equals("name") || name.equals("value") ? null : "a cookie's properties are name and value";
+      case MAP -> path + " is a map: index it, " + path + "['" + name + "']";
+      case COOKIES -> path + " is an array of cookies: index it, " + path + "[0].value";
+      case TEXT -> path + " is a text: it has no properties";
+      case UNKNOWN -> null;
+    };
+    if (readable != null) {
+      throw new IllegalArgumentException(what + " expression '" + text + "' reads '" + name + "' of " + path
+          + ", which has no such property; " + readable);
+    }
+    if (type != Type.REQUEST) {
+      return type == Type.UNKNOWN ? Type.UNKNOWN : Type.TEXT;
+    }
+    return switch (name) {
+      case "userPrincipal" -> Type.PRINCIPAL;
+      case "cookies" -> Type.COOKIES;
+      default -> Type.TEXT;
+    };
   }
 
   private static void check(SpelNode node, String text, String what) {
@@ -253,7 +337,7 @@ final class Expressions {
   static final class RequestProperties implements PropertyAccessor {
     static final RequestProperties INSTANCE = new RequestProperties();
 
-    private static final Set<String> REQUEST = Set.of("method", "requestURI", "contextPath",
+    static final Set<String> REQUEST = Set.of("method", "requestURI", "contextPath",
         "servletPath", "pathInfo", "queryString", "scheme", "serverName", "serverPort", "protocol",
         "contentType", "contentLength", "secure", "authType", "remoteUser", "remoteAddr", "remotePort",
         "localAddr", "localPort", "userPrincipal", "cookies", "requestedSessionId", "requestId");

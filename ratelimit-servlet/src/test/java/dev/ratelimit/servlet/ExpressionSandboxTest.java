@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -79,6 +80,35 @@ class ExpressionSandboxTest {
         .hasMessageContaining("does not parse");
     assertThatThrownBy(() -> rule().cost(" ").build())
         .hasMessageContaining("rule 'sandboxed': cost expression must not be blank");
+  }
+
+  /** A property the evaluation could never read fails the rule, not every request. */
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+      "#request.session               | the request's properties are",
+      "#request.remoteAdr             | remoteAddr",
+      "#headers.Authorization         | #headers['Authorization']",
+      "#pathVariables.id              | #pathVariables['id']",
+      "#principal.name                | #principal is a text",
+      "#request.userPrincipal.nam     | a principal's property is name",
+      "#request.cookies.value         | #request.cookies[0].value",
+      "#request.cookies[0].val        | a cookie's properties are name and value",
+      "clientIp                       | variables start with #",
+      "#headers['x'] ?: remoteAddr    | variables start with #",
+  })
+  void aPropertyNoRequestHasIsRefusedWhenTheRuleIsBuilt(String expression, String hint) {
+    assertThatThrownBy(() -> rule().key(expression).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("rule 'sandboxed': key expression '" + expression + "'")
+        .hasMessageContaining(hint);
+  }
+
+  @Test
+  void propertiesThatExistPassTheBuild() {
+    for (String expression : List.of("#request.remoteAddr", "#request.userPrincipal?.name", "#request.cookies[0].value",
+        "#request.cookies.?[name == 'session'][0].value", "#headers['X-Api-Key'] ?: #clientIp")) {
+      assertThat(rule().key(expression).build().key()).isEqualTo(expression);
+    }
   }
 
   /** The second fence: an expression that got past the build-time check still cannot run. */
