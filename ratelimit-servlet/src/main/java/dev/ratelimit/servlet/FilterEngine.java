@@ -137,7 +137,6 @@ final class FilterEngine {
       chain.doFilter(request, response); // a forward, include, async or error dispatch: counted once
       return;
     }
-    request.setAttribute(appliedAttribute, Boolean.TRUE);
     String path = Matching.pathWithinApplication(request);
     String method = request.getMethod();
     boolean preflight = Matching.isCorsPreflight(request);
@@ -161,9 +160,10 @@ final class FilterEngine {
       }
     }
     if (matched.isEmpty()) {
-      chain.doFilter(request, response);
+      chain.doFilter(request, response); // not marked: where it is forwarded (a filter mapped for FORWARD) may match
       return;
     }
+    request.setAttribute(appliedAttribute, Boolean.TRUE);
 
     // every key and cost first, so that a rejected request consumes nothing anywhere
     Expressions.RequestValues values =

@@ -392,6 +392,28 @@ class RateLimitFilterTest {
   }
 
   @Test
+  void aRequestForwardedToALimitedPathIsCheckedThereOnceWhenTheFilterSeesForwards() {
+    Policy p = Policy.of(2, Duration.ofMinutes(1)).withName("p");
+    RateLimitFilter filter = RateLimitFilter.builder(limiter)
+        .rule(RateLimitRule.builder("login").path("/login").policy(p).build()).build();
+    server = TestServer.start(context -> {
+      context.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(filter), "/*",
+          java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST, jakarta.servlet.DispatcherType.FORWARD));
+      context.addServlet(new org.eclipse.jetty.ee10.servlet.ServletHolder(new jakarta.servlet.http.HttpServlet() {
+        @Override
+        protected void service(jakarta.servlet.http.HttpServletRequest request,
+            jakarta.servlet.http.HttpServletResponse response) throws jakarta.servlet.ServletException, java.io.IOException {
+          request.getRequestDispatcher("/login").forward(request, response);
+        }
+      }), "/old-login");
+    });
+    assertThat(server.get("/old-login").statusCode()).isEqualTo(200); // matched nothing, forwarded: /login counts
+    assertThat(server.get("/login").statusCode()).isEqualTo(200);
+    assertThat(server.get("/old-login").statusCode()).as("the old path does not escape the rule").isEqualTo(429);
+    assertThat(limiter.inspect("login:127.0.0.1", p).remaining()).isZero();
+  }
+
+  @Test
   void rulesNeverShareCountersEvenWithTheSameKeyAndPolicyName() {
     Policy p = Policy.of(1, Duration.ofMinutes(1)).withName("p");
     serve(RateLimitFilter.builder(limiter)
