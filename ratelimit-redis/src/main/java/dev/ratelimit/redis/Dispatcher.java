@@ -133,7 +133,7 @@ final class Dispatcher {
         }
         if (failure != null && acrossSlots && isCrossSlot(failure)) {
           batchPerSlot();
-          checks.forEach(Dispatcher.this::submit); // refused whole, nothing ran: each goes out once, by its slot
+          resend(checks); // refused whole, nothing ran: each goes out once, by its slot
         } else if (failure != null) {
           Throwable cause = failure;
           checks.forEach(c -> c.reply().completeExceptionally(cause));
@@ -197,10 +197,33 @@ final class Dispatcher {
     }
   }
 
-  /** Whether {@code error} is Redis's refusal of keys in different hash slots (nothing ran). */
+  /**
+   * Sends again, each by its slot, the checks of a batch refused across slots, as a lane's queue
+   * would send them: not one whose caller gave up, and not one past its last moment to go out.
+   */
+  private void resend(List<Check> checks) {
+    long now = System.nanoTime();
+    for (Check c : checks) {
+      if (c.reply().isDone()) {
+        continue;
+      }
+      if (now - c.sendByNanos() > 0) {
+        c.reply().completeExceptionally(new RedisTimeoutException(
+            "the check waited for half the backend's timeout before it could go out; it was never sent"));
+      } else {
+        submit(c);
+      }
+    }
+  }
+
+  /**
+   * Whether {@code error} is Redis's refusal of keys in different hash slots (nothing ran): an
+   * error reply that begins with {@code CROSSSLOT}, not any message that mentions it (a timeout's
+   * names the command's keys, which a client may choose).
+   */
   private static boolean isCrossSlot(Throwable error) {
     for (Throwable e = error; e != null; e = e.getCause()) {
-      if (e.getMessage() != null && e.getMessage().contains("CROSSSLOT")) {
+      if (e.getMessage() != null && e.getMessage().startsWith("CROSSSLOT ")) {
         return true;
       }
     }
