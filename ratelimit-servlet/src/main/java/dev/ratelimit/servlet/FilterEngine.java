@@ -232,11 +232,12 @@ final class FilterEngine {
       return null;
     }
     if (value != null && !(value instanceof CharSequence || value instanceof Number || value instanceof Boolean
-        || value instanceof Character)) {
+        || value instanceof Character || value instanceof Map || value instanceof java.util.Collection)) {
       // an array (#request.cookies) or a principal prints differently on every request, or holds
-      // more than who is asking: as a key it would give each request a bucket of its own
+      // more than who is asking: as a key it would give each request a bucket of its own (a map,
+      // #pathVariables, or a list prints its contents: a key like any other)
       log.warn(rule.rule.name() + ":key-type", "rule '" + rule.rule.name() + "': key expression '"
-          + rule.rule.key() + "' gave a " + value.getClass().getName() + ", not a text or a number (read"
+          + rule.rule.key() + "' gave a " + value.getClass().getName() + ", not a text, a number or a map (read"
           + " one of its values, such as #request.cookies[0].value or #request.userPrincipal.name); "
           + missingKeyAction(rule));
       return null;

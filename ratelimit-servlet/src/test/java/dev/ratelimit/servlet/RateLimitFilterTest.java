@@ -386,9 +386,20 @@ class RateLimitFilterTest {
       assertThat(server.get("/a", "Cookie", "session=1").statusCode()).isEqualTo(200);
       assertThat(server.get("/b", "Cookie", "session=1").statusCode()).isEqualTo(429);
       assertThat(limiter.inspect("r:<missing>", p).remaining()).isZero();
-      assertThat(log.messages()).singleElement().asString().contains("not a text or a number")
+      assertThat(log.messages()).singleElement().asString().contains("not a text, a number or a map")
           .contains("#request.cookies[0].value");
     }
+  }
+
+  @Test
+  void aMapKeyIsAKeyByItsContents() {
+    Policy p = Policy.of(1, Duration.ofMinutes(1)).withName("p");
+    serve(RateLimitFilter.builder(limiter)
+        .rule(RateLimitRule.builder("r").path("/users/{id}").policy(p).key("#pathVariables").build()));
+    assertThat(server.get("/users/1").statusCode()).isEqualTo(200);
+    assertThat(server.get("/users/2").statusCode()).isEqualTo(200);
+    assertThat(server.get("/users/1").statusCode()).isEqualTo(429);
+    assertThat(limiter.inspect("r:{id=1}", p).remaining()).isZero();
   }
 
   @Test
