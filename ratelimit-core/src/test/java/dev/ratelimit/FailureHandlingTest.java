@@ -118,8 +118,12 @@ class FailureHandlingTest {
   @Timeout(10)
   void anInterruptedCallerStillGetsTheBackendsAnswerAndKeepsItsInterrupt(FailureMode mode) throws Exception {
     backend.mode = Mode.HANG;
-    Thread answering = new Thread(() -> { // answers once the call is sent and held
-      while (backend.held.isEmpty()) {
+    Thread caller = Thread.currentThread();
+    java.util.concurrent.atomic.AtomicBoolean returned = new java.util.concurrent.atomic.AtomicBoolean();
+    Thread answering = new Thread(() -> {
+      // answers once the caller waits for it (parked, its interrupt already taken): the interrupt
+      // has then been seen; a caller that gave up at the interrupt returns instead, unanswered
+      while (!returned.get() && (backend.held.isEmpty() || caller.getState() != Thread.State.TIMED_WAITING)) {
         Thread.onSpinWait();
       }
       backend.releaseHeld();
@@ -128,6 +132,7 @@ class FailureHandlingTest {
     try (RateLimiter limiter = builder(mode).timeout(Duration.ofSeconds(30)).build()) {
       Thread.currentThread().interrupt();
       Decision d = limiter.check("k", policy);
+      returned.set(true);
       assertThat(Thread.interrupted()).as("the interrupt is kept").isTrue();
       // the call was sent and counted: its answer, not the failure mode's (FAIL_CLOSED would deny a
       // counted check, LOCAL_FALLBACK count it a second time)

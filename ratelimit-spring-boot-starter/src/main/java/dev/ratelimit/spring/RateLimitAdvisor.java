@@ -2,6 +2,8 @@ package dev.ratelimit.spring;
 
 import java.lang.reflect.Method;
 import org.aopalliance.aop.Advice;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
 import org.springframework.aop.support.AopUtils;
@@ -14,8 +16,9 @@ import org.springframework.beans.factory.ObjectProvider;
  * an interface or an overridden method included (an AspectJ {@code @annotation} pointcut reads only
  * the class's own method, and left those unlimited). Static: decided once per method and class.
  *
- * <p>The aspect is looked up on first use, as a bean post-processor's advisor's must be: made
- * early, it would take the limiter and the policies with it before the application's own beans.
+ * <p>The aspect is looked up on the first limited call, not when proxies are made (the proxy creator
+ * asks for the advice then): made early, it would take the limiter, the backend and the policies
+ * with it before the application's own beans, and a limited bean they depend on could not be made.
  */
 final class RateLimitAdvisor extends AbstractPointcutAdvisor {
   private final ObjectProvider<RateLimitAspect> aspect;
@@ -36,8 +39,23 @@ final class RateLimitAdvisor extends AbstractPointcutAdvisor {
     return pointcut;
   }
 
+  /** The aspect, found on the first limited call: proxies are made before it, and without it. */
+  private final MethodInterceptor advice = new MethodInterceptor() {
+    private volatile RateLimitAspect found;
+
+    @Override
+    public Object invoke(MethodInvocation invocation) throws Throwable {
+      RateLimitAspect a = found;
+      if (a == null) {
+        a = aspect.getObject();
+        found = a;
+      }
+      return a.invoke(invocation);
+    }
+  };
+
   @Override
   public Advice getAdvice() {
-    return aspect.getObject();
+    return advice;
   }
 }

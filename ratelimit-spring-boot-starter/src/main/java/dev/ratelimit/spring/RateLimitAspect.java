@@ -17,37 +17,30 @@ import java.util.concurrent.TimeUnit;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;
-import org.springframework.core.Ordered;
 import org.springframework.expression.BeanResolver;
 
 /**
  * Applies {@link RateLimited}: evaluates keys and costs (parsed at start-up), checks all of a
  * method's policies together, then proceeds, waits or throws {@link RateLimitExceededException}.
- * Ordered before {@code @Transactional} and {@code @Cacheable} by default.
+ * Ordered before {@code @Transactional} and {@code @Cacheable} by default ({@link RateLimitAdvisor}
+ * carries the order, {@code ratelimit.aspect.order}).
  */
-public class RateLimitAspect implements MethodInterceptor, Ordered {
+public class RateLimitAspect implements MethodInterceptor {
   private final RateLimiter limiter;
   private final RateLimitedMethods methods;
   private final BeanResolver beans;
   private final CallRequest web; // no servlet type here: the aspect also runs without the servlet API
   private final KeyPolicy missingKeys;
-  private final int order;
   private final DenialLog denials; // null unless ratelimit.log-denials=true
 
   RateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, BeanResolver beans, CallRequest web,
-      KeyPolicy missingKeys, int order, DenialLog denials) {
+      KeyPolicy missingKeys, DenialLog denials) {
     this.limiter = limiter;
     this.methods = methods;
     this.beans = beans;
     this.web = web;
     this.missingKeys = missingKeys;
-    this.order = order;
     this.denials = denials;
-  }
-
-  @Override
-  public int getOrder() {
-    return order;
   }
 
   /**

@@ -157,7 +157,7 @@ public class RateLimitAutoConfiguration {
     RateLimitAspect rateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, BeanFactory beans,
         ObjectProvider<CallRequest> web, RateLimitProperties properties, ObjectProvider<DenialLog> denials) {
       return new RateLimitAspect(limiter, methods, SandboxedEvaluationContext.beansOf(beans),
-          web.getIfAvailable(() -> CallRequest.NONE), new KeyPolicy(properties.getMissingKey()), properties.getAspect().getOrder(), denials.getIfAvailable());
+          web.getIfAvailable(() -> CallRequest.NONE), new KeyPolicy(properties.getMissingKey()), denials.getIfAvailable());
     }
 
     /** Applies the aspect where {@link RateLimitedMethods} finds limits, in the aspect's order. */

@@ -19,7 +19,15 @@ import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelNode;
-import org.springframework.expression.spel.ast.Literal;
+import org.springframework.expression.EvaluationException;
+import org.springframework.expression.spel.ast.BeanReference;
+import org.springframework.expression.spel.ast.ConstructorReference;
+import org.springframework.expression.spel.ast.FunctionReference;
+import org.springframework.expression.spel.ast.Indexer;
+import org.springframework.expression.spel.ast.MethodReference;
+import org.springframework.expression.spel.ast.PropertyOrFieldReference;
+import org.springframework.expression.spel.ast.TypeReference;
+import org.springframework.expression.spel.support.SimpleEvaluationContext;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
@@ -122,9 +130,14 @@ final class RateLimitedMethods {
     String[] parameterNames = names.getParameterNames(method);
     parameterNames = parameterNames == null ? new String[0] : parameterNames;
     Set<String> variables = variables(method, parameterNames);
+    // a class's annotation covers methods of every signature: one without the variable shares the
+    // missing-key bucket (documented); a method's own must name what the method has
+    boolean own = !AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimited.class).isEmpty();
     for (RateLimitedMethod.Limit limit : limits) {
-      requireKnownVariables(limit.key(), limit.keySource(), "key", where, variables, method, parameterNames);
-      requireKnownVariables(limit.cost(), limit.costSource(), "cost", where, variables, method, parameterNames);
+      if (own) {
+        requireKnownVariables(limit.key(), limit.keySource(), "key", where, variables, method, parameterNames);
+        requireKnownVariables(limit.cost(), limit.costSource(), "cost", where, variables, method, parameterNames);
+      }
       if (!limit.costSource().equals(limits.get(0).costSource())) {
         throw new IllegalStateException("@RateLimited on " + where + ": every annotation of a method charges"
             + " the call one cost, but they give '" + limits.get(0).costSource() + "' and '" + limit.costSource()
@@ -173,6 +186,20 @@ final class RateLimitedMethods {
     }
   }
 
+  private static boolean isConstant(SpelNode node) {
+    if (node instanceof VariableReference || node instanceof PropertyOrFieldReference || node instanceof MethodReference
+        || node instanceof BeanReference || node instanceof TypeReference || node instanceof ConstructorReference
+        || node instanceof FunctionReference || node instanceof Indexer) {
+      return false;
+    }
+    for (int i = 0; i < node.getChildCount(); i++) {
+      if (!isConstant(node.getChild(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   private static void collectVariables(SpelNode node, List<String> names) {
     if (node instanceof VariableReference) {
       names.add(node.toStringAST().substring(1));
@@ -182,12 +209,20 @@ final class RateLimitedMethods {
     }
   }
 
-  /** Refuses a constant cost below 1 or above the policy's capacity: no call could pass. */
+  /**
+   * Refuses a constant cost ({@code 10}, {@code -1}, {@code 2 * 3}: no variable, property, call or
+   * reference) below 1 or above the policy's capacity: no call could pass.
+   */
   private static void requirePossibleCost(RateLimitedMethod.Limit limit, String where) {
-    if (!(limit.cost() instanceof SpelExpression spel) || !(spel.getAST() instanceof Literal)) {
+    if (!(limit.cost() instanceof SpelExpression spel) || !isConstant(spel.getAST())) {
       return;
     }
-    Object value = limit.cost().getValue();
+    Object value;
+    try {
+      value = limit.cost().getValue(SimpleEvaluationContext.forReadOnlyDataBinding().build());
+    } catch (EvaluationException e) {
+      return; // a call would fail the same way, naming the expression
+    }
     long capacity = limit.policy().capacity();
     if (!(value instanceof Number n) || n.longValue() < 1 || n.longValue() != n.doubleValue()
         || n.longValue() > capacity) {

@@ -1,6 +1,7 @@
 package dev.ratelimit.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Policy;
@@ -341,11 +342,12 @@ class RateLimitAutoConfigurationTest {
 
   @org.junit.jupiter.params.ParameterizedTest
   @org.junit.jupiter.params.provider.ValueSource(classes = {MisspeltVariableService.class,
-      DifferentCostsService.class, ImpossibleCostService.class})
+      DifferentCostsService.class, ImpossibleCostService.class, NegativeCostService.class})
   void aMistakeEveryCallWouldHitFailsStartUpNamingTheMethod(Class<?> service) {
     String[] expected = switch (service.getSimpleName()) {
       case "MisspeltVariableService" -> new String[] {"reads #usrId", "#userId (the parameters)"};
       case "DifferentCostsService" -> new String[] {"'2' and '1'", "the same cost expression"};
+      case "NegativeCostService" -> new String[] {"cost -1", "capacity 5"};
       default -> new String[] {"cost 10", "capacity 5"};
     };
     runner.withBean(service).run(context -> assertThat(context).hasFailed().getFailure()
@@ -367,6 +369,37 @@ class RateLimitAutoConfigurationTest {
     @RateLimited(key = "#user", limit = 5, window = "1s", name = "b")
     public String call(String user) {
       return user;
+    }
+  }
+
+  /** Would fail every call: a cost below 1. */
+  static class NegativeCostService {
+    @RateLimited(key = "#user", limit = 5, window = "1s", cost = "-1")
+    public String call(String user) {
+      return user;
+    }
+  }
+
+  @Test
+  void aClassLevelKeyMayNameAVariableSomeMethodsLack() {
+    runner.withBean(TenantService.class).run(context -> {
+      assertThat(context).hasNotFailed();
+      TenantService service = context.getBean(TenantService.class);
+      assertThat(service.get("t1")).isEqualTo("t1");
+      assertThat(service.refresh()).as("no #tenant: the missing-key bucket").isEqualTo("refreshed");
+      assertThatThrownBy(service::refresh).isInstanceOf(dev.ratelimit.annotation.RateLimitExceededException.class);
+    });
+  }
+
+  /** A class's key: refresh() has no #tenant, and shares the missing-key bucket, as documented. */
+  @RateLimited(key = "#tenant", limit = 1, window = "1m")
+  public static class TenantService {
+    public String get(String tenant) {
+      return tenant;
+    }
+
+    public String refresh() {
+      return "refreshed";
     }
   }
 
