@@ -20,11 +20,13 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnBean(Backend.class)
 public class RateLimitHealthAutoConfiguration {
 
-  /** Probes the limiter's backend. */
+  /** Probes the limiter's backend; DOWN when it fails only under FAIL_CLOSED (see the indicator). */
   @Bean(name = "ratelimitHealthIndicator")
   @ConditionalOnMissingBean(name = "ratelimitHealthIndicator")
   @ConditionalOnEnabledHealthIndicator("ratelimit")
-  public RateLimitHealthIndicator ratelimitHealthIndicator(Backend backend, ObjectProvider<InstantSource> clock) {
-    return new RateLimitHealthIndicator(backend, clock.getIfAvailable(InstantSource::system));
+  public RateLimitHealthIndicator ratelimitHealthIndicator(Backend backend, ObjectProvider<InstantSource> clock,
+      RateLimitProperties properties) {
+    return new RateLimitHealthIndicator(backend, clock.getIfAvailable(InstantSource::system),
+        properties.getFailureMode());
   }
 }

@@ -1,5 +1,6 @@
 package dev.ratelimit.spring;
 
+import dev.ratelimit.FailureMode;
 import dev.ratelimit.Policy;
 import dev.ratelimit.spi.Backend;
 import java.time.InstantSource;
@@ -10,8 +11,13 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 /**
  * The health of the limiter's backend, as {@code ratelimit} in {@code /actuator/health}: UP when
  * the backend answers an inspection of a probe key (for Redis: a script round trip within the
- * backend's own timeout), DOWN with the error otherwise. The probe consumes nothing and writes
- * nothing. Details name the backend kind ({@code redis}, {@code memory}, or the class).
+ * backend's own timeout). When it does not, the status follows the failure mode: with {@link
+ * FailureMode#FAIL_CLOSED} the application denies every limited request, so DOWN with the error;
+ * with {@link FailureMode#FAIL_OPEN} or {@link FailureMode#LOCAL_FALLBACK} it keeps serving, so UP,
+ * with {@code backendUp: false}, the error and the failure mode in the details: a load balancer
+ * reading {@code /actuator/health} would otherwise take every instance out at once, all sharing the
+ * one Redis. The probe consumes nothing and writes nothing. Details name the backend kind
+ * ({@code redis}, {@code memory}, or the class).
  */
 public final class RateLimitHealthIndicator implements HealthIndicator {
   static final String PROBE_KEY = "ratelimit:health";
@@ -19,11 +25,18 @@ public final class RateLimitHealthIndicator implements HealthIndicator {
 
   private final Backend backend;
   private final InstantSource clock;
+  private final FailureMode failureMode;
 
-  /** A health indicator probing {@code backend} at the time {@code clock} gives. */
+  /** A health indicator probing {@code backend}; DOWN whenever it fails (as under FAIL_CLOSED). */
   public RateLimitHealthIndicator(Backend backend, InstantSource clock) {
+    this(backend, clock, FailureMode.FAIL_CLOSED);
+  }
+
+  /** A health indicator probing {@code backend}, for a limiter whose failure mode is {@code failureMode}. */
+  public RateLimitHealthIndicator(Backend backend, InstantSource clock, FailureMode failureMode) {
     this.backend = Objects.requireNonNull(backend, "backend");
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.failureMode = Objects.requireNonNull(failureMode, "failureMode");
   }
 
   @Override
@@ -32,9 +45,11 @@ public final class RateLimitHealthIndicator implements HealthIndicator {
     long started = System.nanoTime();
     try {
       backend.inspect(PROBE_KEY, PROBE, clock.millis() * 1_000L);
-      health = Health.up();
+      health = Health.up().withDetail("backendUp", true);
     } catch (RuntimeException e) {
-      health = Health.down(e);
+      health = (failureMode == FailureMode.FAIL_CLOSED ? Health.down(e) : Health.up().withException(e))
+          .withDetail("backendUp", false)
+          .withDetail("failureMode", failureMode.name());
     }
     return health
         .withDetail("backend", kind(backend))

@@ -37,17 +37,23 @@ class RateLimitHealthIndicatorTest {
         });
   }
 
-  @Test
-  void deadRedisIsDownNamingTheError() throws Exception {
+  /**
+   * A dead Redis: DOWN only when the limiter then denies everything (FAIL_CLOSED); under FAIL_OPEN
+   * and LOCAL_FALLBACK the application serves, and a load balancer must not take it out.
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.EnumSource(dev.ratelimit.FailureMode.class)
+  void deadRedisIsDownOnlyUnderFailClosedAndAlwaysNamesTheError(dev.ratelimit.FailureMode mode) throws Exception {
     int deadPort;
     try (ServerSocket socket = new ServerSocket(0)) {
       deadPort = socket.getLocalPort(); // closed again: nothing listens there
     }
     runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=redis://127.0.0.1:" + deadPort,
-        "ratelimit.redis.timeout=300ms", "ratelimit.timeout=300ms").run(context -> {
+        "ratelimit.redis.timeout=300ms", "ratelimit.timeout=300ms", "ratelimit.failure-mode=" + mode).run(context -> {
           Health health = context.getBean("ratelimitHealthIndicator", HealthIndicator.class).health();
-          assertThat(health.getStatus()).isEqualTo(Status.DOWN);
-          assertThat(health.getDetails()).containsEntry("backend", "redis").containsKey("error");
+          assertThat(health.getStatus()).isEqualTo(mode == dev.ratelimit.FailureMode.FAIL_CLOSED ? Status.DOWN : Status.UP);
+          assertThat(health.getDetails()).containsEntry("backend", "redis").containsEntry("backendUp", false)
+              .containsEntry("failureMode", mode.name()).containsKey("error");
         });
   }
 

@@ -91,9 +91,14 @@ class ServiceConfigurationTest {
       assertThat(reset.statusCode()).as("a reset that could not reach Redis is not a 204").isEqualTo(503);
       assertThat(reset.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 
+      // FAIL_OPEN keeps answering: the component is UP, and says the backend is not
       HttpResponse<String> health = http.get("/actuator/health");
-      assertThat(health.statusCode()).isEqualTo(503);
-      assertThat(json(health).get("components").get("ratelimit").get("status").asString()).isEqualTo("DOWN");
+      assertThat(health.statusCode()).isEqualTo(200);
+      JsonNode component = json(health).get("components").get("ratelimit");
+      assertThat(component.get("status").asString()).isEqualTo("UP");
+      assertThat(component.get("details").get("backendUp").asBoolean()).isFalse();
+      assertThat(component.get("details").get("failureMode").asString()).isEqualTo("FAIL_OPEN");
+      assertThat(component.get("details").has("error")).isTrue();
     }
   }
 }
