@@ -288,8 +288,28 @@ public final class RateLimitConfig {
       if (yaml) {
         return YamlSupport.read(in, location);
       }
-      Properties properties = new Properties();
-      properties.load(new InputStreamReader(in, StandardCharsets.UTF_8));
+      java.util.Set<Object> repeated = new java.util.LinkedHashSet<>();
+      Properties properties = new Properties() {
+        @Override
+        public synchronized Object put(Object key, Object value) {
+          Object before = super.put(key, value);
+          if (before != null) {
+            repeated.add(key); // Properties keeps the last: a copied block not renumbered loses a rule
+          }
+          return before;
+        }
+      };
+      java.io.Reader reader = new java.io.BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+      reader.mark(1);
+      if (reader.read() != '\uFEFF') { // a byte-order mark (Windows editors) would join the first key
+        reader.reset();
+      }
+      properties.load(reader);
+      if (!repeated.isEmpty()) {
+        throw new IllegalArgumentException("rate-limit config " + location + ": " + repeated.iterator().next()
+            + " is given twice; a properties file keeps only the last value (a rule copied without its index"
+            + " renumbered replaces the first): give each property once");
+      }
       Map<String, String> map = new LinkedHashMap<>();
       for (String name : properties.stringPropertyNames()) {
         map.put(name, properties.getProperty(name));
@@ -317,7 +337,9 @@ public final class RateLimitConfig {
     try {
       return Files.newInputStream(Path.of(location));
     } catch (NoSuchFileException e) {
-      throw new IllegalArgumentException("rate-limit config " + location + " does not exist", e);
+      throw new IllegalArgumentException("rate-limit config " + location + " does not exist: it is read as a"
+          + " file path (relative to the JVM's working directory, " + Path.of("").toAbsolutePath() + "); for a"
+          + " file of the web application (WEB-INF/classes) write classpath:" + Path.of(location).getFileName(), e);
     }
   }
 

@@ -63,6 +63,10 @@ class FilterBuilderTest {
         .hasMessageContaining("rule 'api': path '/x/{id' does not parse");
     assertThatThrownBy(() -> RateLimitRule.builder("api").path("/x").method("GE T").policy(P).build())
         .hasMessageContaining("'GE T' is not an HTTP method");
+    assertThatThrownBy(() -> RateLimitRule.builder("api").path("/x").method("PSOT").policy(P).build())
+        .as("a misspelt method would never match").hasMessageContaining("'PSOT' is not an HTTP method this filter knows");
+    assertThat(RateLimitRule.builder("api").path("/x").method("propfind").policy(P).build().methods())
+        .containsExactly("PROPFIND");
     RateLimitRule rule = RateLimitRule.builder("api").path("/x").method("get", "Post").policy(P).key(null).build();
     assertThat(rule.methods()).isEqualTo(Set.of("GET", "POST"));
     assertThat(rule.key()).isEqualTo(RateLimitRule.DEFAULT_KEY);

@@ -238,12 +238,23 @@ class RateLimitConfigTest {
       redis password hidden     | ratelimit.backend=redis\\nratelimit.redis.url=redis://u:hunter2@h/x | ratelimit.redis.url: 'redis://***@h/x': the path must be a database number
       """)
   void badConfigNamesTheProperty(String kind, String extra, String message) {
-    String text = MINIMAL + extra.replace("\\n", "\n") + "\n";
+    String text = withLines(MINIMAL, extra.replace("\\n", "\n"));
     assertThatThrownBy(() -> loadProperties(text))
         .as(kind)
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(message)
         .hasMessageNotContaining("hunter2");
+  }
+
+  /** {@code base} with {@code lines} added, each replacing the line of {@code base} with its key (a key is given once). */
+  private static String withLines(String base, String lines) {
+    Map<String, String> byKey = new LinkedHashMap<>();
+    for (String line : (base + "\n" + lines).split("\n")) {
+      if (!line.isBlank()) {
+        byKey.put(line.substring(0, line.indexOf('=')).trim(), line);
+      }
+    }
+    return String.join("\n", byKey.values()) + "\n";
   }
 
   @Test
@@ -299,13 +310,31 @@ class RateLimitConfigTest {
   @Test
   void locations() {
     assertThatThrownBy(() -> RateLimitConfig.load(dir.resolve("absent.properties").toString()))
-        .hasMessageContaining("absent.properties does not exist");
+        .hasMessageContaining("absent.properties does not exist").hasMessageContaining("classpath:absent.properties");
     assertThatThrownBy(() -> RateLimitConfig.load("classpath:absent.yml"))
         .hasMessageContaining("classpath:absent.yml is not on the classpath");
     assertThatThrownBy(() -> RateLimitConfig.load(write("ratelimit.conf", MINIMAL).toString()))
         .hasMessageContaining("must end with .properties, .yml or .yaml");
     assertThatThrownBy(() -> RateLimitConfig.load(" "))
         .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void aPropertyGivenTwiceIsRefusedNotOverwritten() {
+    // a second rule copied from the first and not renumbered would replace it: /login unlimited
+    String copied = MINIMAL + """
+        ratelimit.rules[0].name=login
+        ratelimit.rules[0].paths=/login
+        ratelimit.rules[0].policies[0].limit=5/5m
+        """;
+    assertThatThrownBy(() -> loadProperties(copied)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("ratelimit.rules[0].name is given twice");
+  }
+
+  @Test
+  void aByteOrderMarkIsNotPartOfTheFirstKey() {
+    RateLimitConfig config = loadProperties("\uFEFF" + MINIMAL);
+    assertThat(config.rules()).extracting(RateLimitRule::name).containsExactly("api");
   }
 
   @Test
