@@ -23,6 +23,7 @@ import java.util.function.Consumer;
 public final class PolicyRegistry {
   private volatile Map<String, Policy> policies;
   private final List<Consumer<PolicyRegistry>> listeners = new CopyOnWriteArrayList<>();
+  private final List<java.util.function.BiConsumer<String, Policy>> checks = new CopyOnWriteArrayList<>();
   private final Object updates = new Object();
 
   /** Policies as given; each one is stored under its map key as its name. */
@@ -111,8 +112,8 @@ public final class PolicyRegistry {
    * must be {@code name}.
    *
    * @return the policy as stored
-   * @throws IllegalArgumentException when no policy is called {@code name}, or {@code policy} has
-   *     an explicit other name
+   * @throws IllegalArgumentException when no policy is called {@code name}, {@code policy} has
+   *     an explicit other name, or a {@link #beforeUpdate check} refuses it
    */
   public Policy update(String name, Policy policy) {
     Objects.requireNonNull(name, "name");
@@ -123,6 +124,9 @@ public final class PolicyRegistry {
         throw new IllegalArgumentException("unknown policy '" + name + "'; configured policies "
             + "(ratelimit.policies.*): " + policies.keySet());
       }
+      for (java.util.function.BiConsumer<String, Policy> check : checks) {
+        check.accept(name, stored); // refuses before anything changes
+      }
       Map<String, Policy> next = new LinkedHashMap<>(policies);
       next.put(name, stored);
       policies = Collections.unmodifiableMap(next);
@@ -131,6 +135,14 @@ public final class PolicyRegistry {
       }
     }
     return stored;
+  }
+
+  /**
+   * Runs {@code check} with the name and the new policy before every {@link #update}: one that
+   * throws {@link IllegalArgumentException} refuses the update, and nothing changes.
+   */
+  public void beforeUpdate(java.util.function.BiConsumer<String, Policy> check) {
+    checks.add(Objects.requireNonNull(check, "check"));
   }
 
   /**

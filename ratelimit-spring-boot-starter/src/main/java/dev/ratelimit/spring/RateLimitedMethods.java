@@ -48,6 +48,27 @@ final class RateLimitedMethods {
 
   RateLimitedMethods(PolicyRegistry policies) {
     this.policies = policies;
+    policies.beforeUpdate(this::requirePossibleCosts);
+  }
+
+  /**
+   * Refuses an update of the configured policy {@code name} to a capacity below the constant cost
+   * of a method that names it: every call of the method would fail. Start-up refuses the same.
+   */
+  private void requirePossibleCosts(String name, Policy next) {
+    for (Object found : cache.values()) {
+      if (!(found instanceof RateLimitedMethod method)) {
+        continue;
+      }
+      for (RateLimitedMethod.Limit limit : method.limits()) {
+        long cost = name.equals(limit.configured()) ? constantCost(limit.cost()) : 0;
+        if (cost > next.capacity()) {
+          throw new IllegalArgumentException("policy '" + name + "' with capacity " + next.capacity()
+              + " would refuse every call of " + method.describe() + ", whose cost is " + cost
+              + "; keep the capacity at " + cost + " or more");
+        }
+      }
+    }
   }
 
   /** The registry configured policies are resolved in, at start-up and at every call. */
@@ -186,6 +207,27 @@ final class RateLimitedMethods {
     }
   }
 
+  /**
+   * The value of a constant cost expression ({@code 10}, {@code -1}, {@code 2 * 3}: no variable,
+   * property, call or reference); 0 when it is not constant or fails (a call would fail the same
+   * way, naming it); -1 when it is constant but not a whole number.
+   */
+  private static long constantCost(Expression cost) {
+    if (!(cost instanceof SpelExpression spel) || !isConstant(spel.getAST())) {
+      return 0;
+    }
+    Object value;
+    try {
+      value = cost.getValue(SimpleEvaluationContext.forReadOnlyDataBinding().build());
+    } catch (EvaluationException e) {
+      return 0;
+    }
+    if (!(value instanceof Number n) || n.longValue() != n.doubleValue()) {
+      return -1;
+    }
+    return n.longValue() == 0 ? -1 : n.longValue();
+  }
+
   private static boolean isConstant(SpelNode node) {
     if (node instanceof VariableReference || node instanceof PropertyOrFieldReference || node instanceof MethodReference
         || node instanceof BeanReference || node instanceof TypeReference || node instanceof ConstructorReference
@@ -214,18 +256,9 @@ final class RateLimitedMethods {
    * reference) below 1 or above the policy's capacity: no call could pass.
    */
   private static void requirePossibleCost(RateLimitedMethod.Limit limit, String where) {
-    if (!(limit.cost() instanceof SpelExpression spel) || !isConstant(spel.getAST())) {
-      return;
-    }
-    Object value;
-    try {
-      value = limit.cost().getValue(SimpleEvaluationContext.forReadOnlyDataBinding().build());
-    } catch (EvaluationException e) {
-      return; // a call would fail the same way, naming the expression
-    }
+    long cost = constantCost(limit.cost());
     long capacity = limit.policy().capacity();
-    if (!(value instanceof Number n) || n.longValue() < 1 || n.longValue() != n.doubleValue()
-        || n.longValue() > capacity) {
+    if (cost != 0 && (cost < 1 || cost > capacity)) {
       throw new IllegalStateException("@RateLimited on " + where + ": cost " + limit.costSource()
           + " must be a whole number from 1 to the capacity " + capacity + " of policy '" + limit.policy().name()
           + "': no call could pass");

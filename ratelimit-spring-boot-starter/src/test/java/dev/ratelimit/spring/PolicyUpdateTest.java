@@ -65,6 +65,12 @@ class PolicyUpdateTest {
       return "ok";
     }
 
+    /** Two units a call of 'smooth': a capacity below 2 would refuse every call. */
+    @RateLimited(key = "#user", policy = "smooth", cost = "2")
+    public String heavy(String user) {
+      return "ok";
+    }
+
     @RateLimited(key = "#user", limit = 2, window = "1m", name = "inline")
     public String inline(String user) {
       return "ok";
@@ -172,6 +178,21 @@ class PolicyUpdateTest {
           .hasMessageContaining("policy named 'other' cannot be stored as 'api'");
       assertThat(registry.get("api", "test")).as("unchanged").isEqualTo(fixed(2).withName("api"));
       assertThat(registry.update("api", fixed(3).withName("api")).limit()).isEqualTo(3);
+    });
+  }
+
+  @Test
+  void anUpdateBelowAMethodsConstantCostIsRefusedAndChangesNothing() {
+    runner.run(context -> {
+      PolicyRegistry registry = context.getBean(PolicyRegistry.class);
+      Policy before = registry.get("smooth", "test");
+      assertThatThrownBy(() -> registry.update("smooth", Policy.of(1, Duration.ofMinutes(1))))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("policy 'smooth' with capacity 1 would refuse every call of")
+          .hasMessageContaining("Service.heavy, whose cost is 2");
+      assertThat(registry.get("smooth", "test")).as("unchanged").isEqualTo(before);
+      assertThat(context.getBean(Service.class).heavy("erin")).isEqualTo("ok");
+      assertThat(registry.update("smooth", Policy.of(2, Duration.ofSeconds(30))).limit()).isEqualTo(2);
     });
   }
 
