@@ -14,6 +14,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.regex.Pattern;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
+import org.redisson.api.redisnode.RedisNode;
+import org.redisson.api.redisnode.RedisNodes;
 import org.redisson.config.Config;
 
 /**
@@ -75,6 +77,13 @@ final class RedisSupport {
       RedisBackend backend;
       try {
         backend = RedisBackend.builder(client).keyPrefix(keyPrefix).timeout(timeout).build();
+        if (isClusterNode(client)) {
+          throw new IllegalArgumentException("ratelimit.redis.url: Redis at " + redact(url) + " is a node of a"
+              + " Redis Cluster, and a configuration file connects to one server: every key another node holds"
+              + " would fail (MOVED) and be left to the failure mode. Build the limiter in code on a"
+              + " RedissonClient configured for the cluster (useClusterServers) and give it to"
+              + " RateLimitConfig.filterBuilder(limiter)");
+        }
       } catch (IllegalArgumentException e) {
         throw e;
       } catch (RuntimeException e) {
@@ -93,6 +102,16 @@ final class RedisSupport {
     } catch (RuntimeException | Error e) {
       client.shutdown();
       throw e;
+    }
+  }
+
+  /** Whether the server {@code client} reached runs in cluster mode; false when it cannot tell. */
+  private static boolean isClusterNode(RedissonClient client) {
+    try {
+      return "1".equals(client.getRedisNodes(RedisNodes.SINGLE).getInstance().info(RedisNode.InfoSection.CLUSTER)
+          .get("cluster_enabled"));
+    } catch (RuntimeException e) {
+      return false;
     }
   }
 

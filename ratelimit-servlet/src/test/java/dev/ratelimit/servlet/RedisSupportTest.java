@@ -76,6 +76,18 @@ class RedisSupportTest {
   }
 
   @Test
+  void aClusterNodeFailsTheConfigurationNotTheRequests() {
+    // one server's connection to a cluster would send most keys to a node that does not hold them
+    try (dev.ratelimit.tck.redis.RedisCluster cluster = dev.ratelimit.tck.redis.RedisCluster.start(1)) {
+      String url = cluster.nodes().get(0).url();
+      assertThatThrownBy(() -> RedisSupport.open(url, "rltest-cluster", Duration.ofSeconds(2)))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("ratelimit.redis.url").hasMessageContaining("is a node of a Redis Cluster")
+          .hasMessageContaining("RateLimitConfig.filterBuilder");
+    }
+  }
+
+  @Test
   void aRedisThatRefusesTheUrlsCredentialsOrDatabaseFailsTheConfigurationNotTheRequests() {
     try (RedisServer redis = RedisServer.start()) { // its own server: the test adds a user
       redis.command("ACL", "SETUSER", "limiter", "on", ">s3cret", "~*", "+@all");
