@@ -31,6 +31,13 @@ public record RedisUrl(String address, int database) {
     if (url == null || url.isBlank()) {
       throw new IllegalArgumentException("is empty: a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379");
     }
+    String afterScheme = url.trim().replaceFirst("^[A-Za-z]+://", "");
+    int at = afterScheme.lastIndexOf('@');
+    if (at > 0 && afterScheme.substring(0, at).matches(".*[/#?@].*")) {
+      // the URI would end its authority at the first of them: the host read would be part of the password
+      throw new IllegalArgumentException("'" + redact(url) + "': the user or password holds '/', '#', '?' or '@';"
+          + " percent-encode them (%2F, %23, %3F, %40), e.g. redis://:Ab%2Fc@cache.example.com:6380");
+    }
     URI uri;
     try {
       uri = new URI(url.trim());

@@ -32,6 +32,10 @@ class RedisUrlTest {
       redis://u:hunter2@h/123      | the path must be a database number
       redis://u:hunter2@h?ssl=true | takes no query
       redis://u:hun ter2@h         | is not a URL
+      redis://:hunter2/x+y==@h:6380 | percent-encode them (%2F, %23, %3F, %40)
+      redis://u:hunter2@x@h        | percent-encode them
+      redis://u:hunter2#x@h        | percent-encode them
+      redis://u:hunter2?x@h        | percent-encode them
       """)
   void anythingElseIsRefusedWithoutItsPassword(String url, String message) {
     assertThatThrownBy(() -> RedisUrl.parse(url)).isInstanceOf(IllegalArgumentException.class)
