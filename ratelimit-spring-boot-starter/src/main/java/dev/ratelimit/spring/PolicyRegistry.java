@@ -72,7 +72,7 @@ public final class PolicyRegistry {
     }
     Duration parsed;
     try {
-      parsed = Policy.parseWindow(window);
+      parsed = parseWindow(window.trim());
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(fieldPrefix + "window: " + e.getMessage(), e);
     }
@@ -97,6 +97,22 @@ public final class PolicyRegistry {
           + "; configured policies (ratelimit.policies.*): " + policies.keySet());
     }
     return policy;
+  }
+
+  /**
+   * A window as {@code 1m} or {@code 500ms} ({@link Policy#parseWindow}), or as ISO-8601
+   * ({@code PT1M}), the form the endpoint shows it in: what is read can be written back.
+   */
+  private static Duration parseWindow(String window) {
+    if (!window.startsWith("P") && !window.startsWith("p")) {
+      return Policy.parseWindow(window);
+    }
+    try {
+      return Duration.parse(window);
+    } catch (java.time.format.DateTimeParseException e) {
+      throw new IllegalArgumentException("cannot parse window '" + window + "': expected e.g. \"1m\", \"500ms\""
+          + " or ISO-8601 \"PT1M\"", e);
+    }
   }
 
   /** Every policy by name: a snapshot, unchanged by later updates. */

@@ -184,6 +184,12 @@ class RateLimitsEndpointTest {
       assertThat(bucket.statusCode()).isEqualTo(200);
       assertThat(map(bucket, "$")).containsExactlyInAnyOrderEntriesOf(Map.of(
           "name", "api", "limit", 10, "window", "PT1S", "windowMs", 1000, "algorithm", "TOKEN_BUCKET", "burst", 4));
+
+      // what GET shows (ISO-8601) can be posted back
+      HttpResponse<String> iso = send(app, "POST", "/actuator/ratelimits/api", "{\"limit\":20,\"window\":\"PT2M\"}");
+      assertThat(iso.statusCode()).isEqualTo(200);
+      assertThat(map(iso, "$")).containsEntry("window", "PT2M").containsEntry("windowMs", 120_000);
+      assertRefused(app, "api", "{\"limit\":5,\"window\":\"P1Q\"}", "window: cannot parse window 'P1Q'");
     }
   }
 
