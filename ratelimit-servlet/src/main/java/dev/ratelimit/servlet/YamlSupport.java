@@ -48,20 +48,24 @@ final class YamlSupport {
       throw new IllegalArgumentException("rate-limit config " + source + ": the YAML document must be a map "
           + "with the key 'ratelimit'");
     }
-    flatten("", document, flat);
+    flatten("", document, flat, source);
     return flat;
   }
 
-  private static void flatten(String name, Object value, Map<String, String> out) {
+  private static void flatten(String name, Object value, Map<String, String> out, String source) {
     if (value instanceof Map<?, ?> map) {
       for (Map.Entry<?, ?> e : map.entrySet()) {
         String key = String.valueOf(e.getKey());
-        flatten(name.isEmpty() ? key : name + "." + key, e.getValue(), out);
+        flatten(name.isEmpty() ? key : name + "." + key, e.getValue(), out, source);
       }
     } else if (value instanceof List<?> list) {
       for (int i = 0; i < list.size(); i++) {
-        flatten(name + "[" + i + "]", list.get(i), out);
+        flatten(name + "[" + i + "]", list.get(i), out, source);
       }
+    } else if (out.containsKey(name)) {
+      // nested and dotted spellings of one property (ratelimit: {backend: x} and ratelimit.backend: y)
+      throw new IllegalArgumentException("rate-limit config " + source + ": " + name + " is given twice"
+          + " (nested and as a dotted key); give each property once");
     } else {
       out.put(name, value == null ? null : String.valueOf(value));
     }

@@ -332,6 +332,21 @@ class RateLimitConfigTest {
   }
 
   @Test
+  void aYamlPropertyGivenNestedAndDottedIsRefused() {
+    String yaml = """
+        ratelimit:
+          backend: memory
+          rules:
+            - name: api
+              paths: [/api/**]
+              policies: [{limit: 100/1m}]
+        ratelimit.backend: redis
+        """;
+    assertThatThrownBy(() -> RateLimitConfig.load(write("ratelimit.yml", yaml).toString()))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ratelimit.backend is given twice");
+  }
+
+  @Test
   void aByteOrderMarkIsNotPartOfTheFirstKey() {
     RateLimitConfig config = loadProperties("\uFEFF" + MINIMAL);
     assertThat(config.rules()).extracting(RateLimitRule::name).containsExactly("api");
