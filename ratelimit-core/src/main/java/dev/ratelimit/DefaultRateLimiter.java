@@ -455,6 +455,11 @@ final class DefaultRateLimiter implements RateLimiter {
     return nearCache == null ? 0 : nearCache.size();
   }
 
+  @Override
+  public FailureMode failureMode() {
+    return failureMode;
+  }
+
   // ---------------------------------------------------------------------------------- backend calls
 
   /** The backend's answer; a denial's state teaches the near-cache. */

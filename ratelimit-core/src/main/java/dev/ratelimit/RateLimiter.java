@@ -119,6 +119,14 @@ public interface RateLimiter extends AutoCloseable {
     return 0;
   }
 
+  /**
+   * What decides while the backend cannot answer ({@link Builder#failureMode}); for health checks.
+   * {@link FailureMode#FAIL_CLOSED} for an implementation that does not say, the cautious reading.
+   */
+  default FailureMode failureMode() {
+    return FailureMode.FAIL_CLOSED;
+  }
+
   /** Closes the backend and the local fallback. */
   @Override
   void close();

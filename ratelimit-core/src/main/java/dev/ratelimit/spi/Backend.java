@@ -11,13 +11,24 @@ import java.util.concurrent.CompletionStage;
  * Where the algorithms are evaluated and state is kept: the in-memory backend, Redis, or yours.
  *
  * <p>The {@link dev.ratelimit.RateLimiter} validates every argument, reads the clock and passes
- * {@code nowMicros} (epoch microseconds); a backend never reads a clock of its own for decisions.
+ * {@code nowMicros} (epoch microseconds); a backend decides at that time, unless it is configured
+ * to decide at a clock of its own (Redis's server time, an opt-in), and then says which time it
+ * used ({@link Evaluation#nowMicros}).
  * Every method is thread-safe, and each check is atomic for its key: concurrent checks on one key
  * behave as if run one after another. A denied check, {@link #inspect} and a failed call change no
  * state. Arguments arrive valid: the key is non-empty, {@code 1 <= cost <= policy.capacity()}.
  *
  * <p>State identity is ({@code key}, {@code policy.name()}, {@code policy.algorithm()}): policies
  * that differ in either never share state, and a named policy keeps its keys when its numbers change.
+ *
+ * <p>What the limiter calls (its near-cache is on by default for a {@link #isRemote remote}
+ * backend, and learns from the state of denials): for a check, {@link #evaluateAsync} with the
+ * near-cache and {@link #checkAsync} without, when the backend overrides {@code checkAsync}, else
+ * {@link #evaluate} or {@link #check} directly; for a multi-policy check, {@link #evaluateAllAsync}
+ * with the near-cache, else {@link #checkAllAsync} when overridden, else {@link #checkAll}. So a
+ * remote backend that sends state overrides {@link #evaluateAsync} and {@link #evaluateAllAsync}:
+ * the limiter never calls {@link #evaluateAll}, nor {@link #evaluate} once {@code checkAsync} is
+ * overridden.
  */
 public interface Backend extends AutoCloseable {
 

@@ -22,6 +22,8 @@ class DispatcherCrossSlotTest {
     final CompletableFuture<List<Object>> first = new CompletableFuture<>();
     final List<Dispatcher.Check> singles = new ArrayList<>();
     final RuntimeException batchFailure;
+    /** When set, the batch's reply: the test fails it when it chooses. */
+    CompletableFuture<String> heldBatch;
 
     Sender(RuntimeException batchFailure) {
       this.batchFailure = batchFailure;
@@ -35,7 +37,7 @@ class DispatcherCrossSlotTest {
 
     @Override
     public CompletionStage<String> batch(List<Dispatcher.Check> checks) {
-      return CompletableFuture.failedFuture(batchFailure);
+      return heldBatch != null ? heldBatch : CompletableFuture.failedFuture(batchFailure);
     }
   }
 
@@ -62,6 +64,27 @@ class DispatcherCrossSlotTest {
     }
     assertThat(sender.singles).as("the first alone, then each refused one alone, once").hasSize(3);
     assertThat(dispatcher.batchesAcrossSlots()).isFalse();
+  }
+
+  @Test
+  void aRefusedCheckWhoseCallerGaveUpOrWhoseTimePassedIsNotSentAgain() throws Exception {
+    Sender sender = new Sender(null);
+    sender.heldBatch = new CompletableFuture<>();
+    Dispatcher dispatcher = new Dispatcher(sender, 1, 128, false);
+    Dispatcher.Check first = check("a");
+    Dispatcher.Check cancelled = check("b");
+    Dispatcher.Check late = new Dispatcher.Check(null, List.of("{c}:p"), new Object[0],
+        System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200), new CompletableFuture<>());
+    Dispatcher.Check onTime = check("d");
+    List.of(first, cancelled, late, onTime).forEach(dispatcher::submit);
+    sender.first.complete(List.of(1L)); // the other three go out as one batch, held
+    cancelled.reply().cancel(false);
+    Thread.sleep(300); // past the late check's last moment to go out: real time is the point
+    sender.heldBatch.completeExceptionally(new RedisException("CROSSSLOT Keys in request don't hash to the same slot"));
+    assertThat(onTime.reply().get(5, TimeUnit.SECONDS)).containsExactly(1L);
+    assertThat(late.reply()).isCompletedExceptionally();
+    assertThat(sender.singles).extracting(c -> c.keys().get(0)).as("only the on-time check goes again")
+        .containsExactly("{a}:p", "{d}:p");
   }
 
   @Test

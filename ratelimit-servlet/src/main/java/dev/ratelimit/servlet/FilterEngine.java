@@ -237,7 +237,7 @@ final class FilterEngine {
       // more than who is asking: as a key it would give each request a bucket of its own (a map,
       // #pathVariables, or a list prints its contents: a key like any other)
       log.warn(rule.rule.name() + ":key-type", "rule '" + rule.rule.name() + "': key expression '"
-          + rule.rule.key() + "' gave a " + value.getClass().getName() + ", not a text, a number or a map (read"
+          + rule.rule.key() + "' gave a " + value.getClass().getName() + ", not a text, a number, a map or a list (read"
           + " one of its values, such as #request.cookies[0].value or #request.userPrincipal.name); "
           + missingKeyAction(rule));
       return null;

@@ -122,21 +122,23 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
   }
 
   /**
-   * The methods a rule may name: HTTP's (RFC 9110 and PATCH), WebDAV's and CalDAV's, and QUERY. A
-   * misspelt one ({@code PSOT}) would never match, and leave the rule's limit silently off.
+   * The methods a rule may name: those of IANA's HTTP method registry (HTTP's, PATCH, QUERY,
+   * WebDAV's and its extensions), and the cache's PURGE and BAN. A misspelt one ({@code PSOT})
+   * would never match, and leave the rule's limit silently off.
    */
   private static final Set<String> KNOWN_METHODS = Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT",
-      "OPTIONS", "TRACE", "PATCH", "QUERY", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK",
-      "REPORT", "SEARCH", "MKCALENDAR", "ACL", "BIND", "UNBIND", "REBIND", "MKACTIVITY", "CHECKOUT", "CHECKIN",
-      "UNCHECKOUT", "MERGE", "LABEL", "UPDATE", "VERSION-CONTROL", "MKWORKSPACE", "BASELINE-CONTROL", "ORDERPATCH");
+      "OPTIONS", "TRACE", "PATCH", "QUERY", "PRI", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK",
+      "UNLOCK", "REPORT", "SEARCH", "MKCALENDAR", "ACL", "BIND", "UNBIND", "REBIND", "LINK", "UNLINK",
+      "MKREDIRECTREF", "UPDATEREDIRECTREF", "MKACTIVITY", "CHECKOUT", "CHECKIN", "UNCHECKOUT", "MERGE", "LABEL",
+      "UPDATE", "VERSION-CONTROL", "MKWORKSPACE", "BASELINE-CONTROL", "ORDERPATCH", "PURGE", "BAN");
 
   /** A method in upper case, checked. */
   static String checkMethod(String rule, String method) {
     String m = method == null ? "" : method.trim().toUpperCase(Locale.ROOT);
     Require.argument(METHOD.matcher(m).matches(), "rule '%s': '%s' is not an HTTP method", rule, method);
     Require.argument(KNOWN_METHODS.contains(m), "rule '%s': '%s' is not an HTTP method this filter knows (GET,"
-        + " HEAD, POST, PUT, DELETE, OPTIONS, PATCH, TRACE, CONNECT, QUERY, or a WebDAV one): a misspelt method"
-        + " never matches, and would leave the rule off", rule, method);
+        + " HEAD, POST, PUT, DELETE, OPTIONS, PATCH, TRACE, CONNECT, QUERY, one of IANA's registry such as WebDAV's,"
+        + " PURGE or BAN): a misspelt method never matches, and would leave the rule off", rule, method);
     return m;
   }
 

@@ -13,9 +13,11 @@ import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.regex.Pattern;
 import org.redisson.Redisson;
+import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.redisnode.RedisNode;
 import org.redisson.api.redisnode.RedisNodes;
+import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 
 /**
@@ -79,7 +81,7 @@ final class RedisSupport {
         backend = RedisBackend.builder(client).keyPrefix(keyPrefix).timeout(timeout).build();
         if (isClusterNode(client)) {
           throw new IllegalArgumentException("ratelimit.redis.url: Redis at " + redact(url) + " is a node of a"
-              + " Redis Cluster, and a configuration file connects to one server: every key another node holds"
+              + " Redis Cluster of several nodes, and a configuration file connects to one server: every key another node holds"
               + " would fail (MOVED) and be left to the failure mode. Build the limiter in code on a"
               + " RedissonClient configured for the cluster (useClusterServers) and give it to"
               + " RateLimitConfig.filterBuilder(limiter)");
@@ -105,11 +107,21 @@ final class RedisSupport {
     }
   }
 
-  /** Whether the server {@code client} reached runs in cluster mode; false when it cannot tell. */
+  /**
+   * Whether the server {@code client} reached is a node of a cluster whose slots are spread over
+   * more than one node (a cluster of one node holds every key, and one connection serves it);
+   * false when it cannot tell.
+   */
   private static boolean isClusterNode(RedissonClient client) {
     try {
-      return "1".equals(client.getRedisNodes(RedisNodes.SINGLE).getInstance().info(RedisNode.InfoSection.CLUSTER)
-          .get("cluster_enabled"));
+      if (!"1".equals(client.getRedisNodes(RedisNodes.SINGLE).getInstance().info(RedisNode.InfoSection.CLUSTER)
+          .get("cluster_enabled"))) {
+        return false;
+      }
+      String info = client.getScript(StringCodec.INSTANCE).eval(RScript.Mode.READ_ONLY,
+          "return redis.call('CLUSTER', 'INFO')", RScript.ReturnType.VALUE);
+      java.util.regex.Matcher size = java.util.regex.Pattern.compile("cluster_size:(\\d+)").matcher(info);
+      return size.find() && Integer.parseInt(size.group(1)) > 1;
     } catch (RuntimeException e) {
       return false;
     }

@@ -65,8 +65,8 @@ class FilterBuilderTest {
         .hasMessageContaining("'GE T' is not an HTTP method");
     assertThatThrownBy(() -> RateLimitRule.builder("api").path("/x").method("PSOT").policy(P).build())
         .as("a misspelt method would never match").hasMessageContaining("'PSOT' is not an HTTP method this filter knows");
-    assertThat(RateLimitRule.builder("api").path("/x").method("propfind").policy(P).build().methods())
-        .containsExactly("PROPFIND");
+    assertThat(RateLimitRule.builder("api").path("/x").method("propfind", "PURGE", "LINK").policy(P).build().methods())
+        .containsExactly("PROPFIND", "PURGE", "LINK");
     RateLimitRule rule = RateLimitRule.builder("api").path("/x").method("get", "Post").policy(P).key(null).build();
     assertThat(rule.methods()).isEqualTo(Set.of("GET", "POST"));
     assertThat(rule.key()).isEqualTo(RateLimitRule.DEFAULT_KEY);

@@ -386,7 +386,7 @@ class RateLimitFilterTest {
       assertThat(server.get("/a", "Cookie", "session=1").statusCode()).isEqualTo(200);
       assertThat(server.get("/b", "Cookie", "session=1").statusCode()).isEqualTo(429);
       assertThat(limiter.inspect("r:<missing>", p).remaining()).isZero();
-      assertThat(log.messages()).singleElement().asString().contains("not a text, a number or a map")
+      assertThat(log.messages()).singleElement().asString().contains("not a text, a number, a map or a list")
           .contains("#request.cookies[0].value");
     }
   }

@@ -1,5 +1,7 @@
 package dev.ratelimit.spring;
 
+import dev.ratelimit.FailureMode;
+import dev.ratelimit.RateLimiter;
 import dev.ratelimit.spi.Backend;
 import java.time.InstantSource;
 import org.springframework.beans.factory.ObjectProvider;
@@ -25,8 +27,10 @@ public class RateLimitHealthAutoConfiguration {
   @ConditionalOnMissingBean(name = "ratelimitHealthIndicator")
   @ConditionalOnEnabledHealthIndicator("ratelimit")
   public RateLimitHealthIndicator ratelimitHealthIndicator(Backend backend, ObjectProvider<InstantSource> clock,
-      RateLimitProperties properties) {
+      ObjectProvider<RateLimiter> limiter) {
+    // the limiter's own failure mode: the application's limiter may have been built with another
+    RateLimiter unique = limiter.getIfUnique();
     return new RateLimitHealthIndicator(backend, clock.getIfAvailable(InstantSource::system),
-        properties.getFailureMode());
+        unique == null ? FailureMode.FAIL_CLOSED : unique.failureMode());
   }
 }

@@ -19,7 +19,6 @@ import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelNode;
-import org.springframework.expression.EvaluationException;
 import org.springframework.expression.spel.ast.BeanReference;
 import org.springframework.expression.spel.ast.ConstructorReference;
 import org.springframework.expression.spel.ast.FunctionReference;
@@ -151,14 +150,14 @@ final class RateLimitedMethods {
     String[] parameterNames = names.getParameterNames(method);
     parameterNames = parameterNames == null ? new String[0] : parameterNames;
     Set<String> variables = variables(method, parameterNames);
-    // a class's annotation covers methods of every signature: one without the variable shares the
-    // missing-key bucket (documented); a method's own must name what the method has
+    // a class's annotation covers methods of every signature: a key naming a parameter some of them
+    // lack shares the missing-key bucket there (documented), so it must name one some method has; a
+    // cost is a number on every call, so its variables must be the method's own
     boolean own = !AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimited.class).isEmpty();
+    Set<String> keyVariables = own ? variables : classVariables(method.getDeclaringClass(), variables);
     for (RateLimitedMethod.Limit limit : limits) {
-      if (own) {
-        requireKnownVariables(limit.key(), limit.keySource(), "key", where, variables, method, parameterNames);
-        requireKnownVariables(limit.cost(), limit.costSource(), "cost", where, variables, method, parameterNames);
-      }
+      requireKnownVariables(limit.key(), limit.keySource(), "key", where, keyVariables, method, parameterNames);
+      requireKnownVariables(limit.cost(), limit.costSource(), "cost", where, variables, method, parameterNames);
       if (!limit.costSource().equals(limits.get(0).costSource())) {
         throw new IllegalStateException("@RateLimited on " + where + ": every annotation of a method charges"
             + " the call one cost, but they give '" + limits.get(0).costSource() + "' and '" + limit.costSource()
@@ -180,6 +179,22 @@ final class RateLimitedMethods {
       variables.add("a" + i);
     }
     return variables;
+  }
+
+  /** {@code variables} and the parameter names of every public method of {@code type}. */
+  private Set<String> classVariables(Class<?> type, Set<String> variables) {
+    Set<String> all = new HashSet<>(variables);
+    for (Method m : type.getMethods()) {
+      String[] names = this.names.getParameterNames(m);
+      if (names != null) {
+        all.addAll(List.of(names));
+      }
+      for (int i = 0; i < m.getParameterCount(); i++) {
+        all.add("p" + i);
+        all.add("a" + i);
+      }
+    }
+    return all;
   }
 
   /**
@@ -219,7 +234,7 @@ final class RateLimitedMethods {
     Object value;
     try {
       value = cost.getValue(SimpleEvaluationContext.forReadOnlyDataBinding().build());
-    } catch (EvaluationException e) {
+    } catch (RuntimeException e) { // EvaluationException, or an ArithmeticException of 1/0
       return 0;
     }
     if (!(value instanceof Number n) || n.longValue() != n.doubleValue()) {

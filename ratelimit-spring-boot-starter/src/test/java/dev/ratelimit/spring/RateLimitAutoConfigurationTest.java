@@ -342,12 +342,14 @@ class RateLimitAutoConfigurationTest {
 
   @org.junit.jupiter.params.ParameterizedTest
   @org.junit.jupiter.params.provider.ValueSource(classes = {MisspeltVariableService.class,
-      DifferentCostsService.class, ImpossibleCostService.class, NegativeCostService.class})
+      DifferentCostsService.class, ImpossibleCostService.class, NegativeCostService.class,
+      MisspeltClassKeyService.class})
   void aMistakeEveryCallWouldHitFailsStartUpNamingTheMethod(Class<?> service) {
     String[] expected = switch (service.getSimpleName()) {
       case "MisspeltVariableService" -> new String[] {"reads #usrId", "#userId (the parameters)"};
       case "DifferentCostsService" -> new String[] {"'2' and '1'", "the same cost expression"};
       case "NegativeCostService" -> new String[] {"cost -1", "capacity 5"};
+      case "MisspeltClassKeyService" -> new String[] {"reads #tenat", "#p0/#a0"};
       default -> new String[] {"cost 10", "capacity 5"};
     };
     runner.withBean(service).run(context -> assertThat(context).hasFailed().getFailure()
@@ -369,6 +371,14 @@ class RateLimitAutoConfigurationTest {
     @RateLimited(key = "#user", limit = 5, window = "1s", name = "b")
     public String call(String user) {
       return user;
+    }
+  }
+
+  /** A class's key naming a parameter none of its methods has: every call would share one bucket. */
+  @RateLimited(key = "#tenat", limit = 1, window = "1m")
+  public static class MisspeltClassKeyService {
+    public String call(String tenant) {
+      return tenant;
     }
   }
 

@@ -57,6 +57,31 @@ class RateLimitHealthIndicatorTest {
         });
   }
 
+  /** The limiter's own failure mode counts, not the property's default: the application built it. */
+  @Test
+  void anApplicationsFailClosedLimiterMakesADeadRedisDown() throws Exception {
+    int deadPort;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      deadPort = socket.getLocalPort();
+    }
+    runner.withUserConfiguration(FailClosedLimiter.class)
+        .withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=redis://127.0.0.1:" + deadPort,
+            "ratelimit.redis.timeout=300ms", "ratelimit.timeout=300ms").run(context -> {
+          Health health = context.getBean("ratelimitHealthIndicator", HealthIndicator.class).health();
+          assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+          assertThat(health.getDetails()).containsEntry("failureMode", "FAIL_CLOSED");
+        });
+  }
+
+  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  static class FailClosedLimiter {
+    @org.springframework.context.annotation.Bean
+    dev.ratelimit.RateLimiter limiter(dev.ratelimit.spi.Backend backend) {
+      return dev.ratelimit.RateLimiter.builder().backend(backend).failureMode(dev.ratelimit.FailureMode.FAIL_CLOSED)
+          .build();
+    }
+  }
+
   @Test
   void offWhenDisabledOrWithoutBootsHealthSupport() {
     runner.withPropertyValues("management.health.ratelimit.enabled=false")

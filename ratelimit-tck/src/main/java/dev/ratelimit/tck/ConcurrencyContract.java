@@ -72,6 +72,30 @@ public abstract class ConcurrencyContract {
     assertThat(run(p, keys)).isEqualTo(20L * keys.size());
   }
 
+  /**
+   * {@code checkAll} of two policies on one key from every thread: all or nothing, so the roomier
+   * policy is consumed exactly as often as the tighter one admits (a backend that consumes it
+   * before finding the other full, or applies the policies one by one, leaves it short).
+   */
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void threadsCheckingTwoPoliciesTogetherConsumeNeitherOnADenial(Algorithm algorithm) throws Exception {
+    Policy tight = Policy.of(200, Duration.ofMinutes(1)).withAlgorithm(algorithm).withName("tight");
+    Policy roomy = Policy.of(1_000, Duration.ofMinutes(1)).withAlgorithm(algorithm).withName("roomy");
+    String key = "tck:concurrency:" + UUID.randomUUID();
+    long[] roomyLeft = new long[1];
+    long admitted = run(tight.capacity(), List.of(key),
+        (limiter, k) -> limiter.checkAll(k, List.of(tight, roomy), 1).allowed(),
+        limiter -> roomyLeft[0] = limiter.inspect(key, roomy).remaining());
+    assertThat(admitted).isEqualTo(200);
+    assertThat(roomyLeft[0]).as("the roomy policy, consumed only by admitted calls").isEqualTo(800);
+  }
+
+  /** One call of a thread: whether it was admitted. */
+  private interface Call {
+    boolean admitted(RateLimiter limiter, String key);
+  }
+
   /** Runs every thread of every instance over {@code keys} round-robin; returns the admitted count. */
   private long run(Policy p, List<String> keys) throws Exception {
     return run(p, keys, 1);
@@ -79,6 +103,16 @@ public abstract class ConcurrencyContract {
 
   /** {@link #run(Policy, List)} with checks of {@code cost}. */
   private long run(Policy p, List<String> keys, long cost) throws Exception {
+    return run(p.capacity(), keys, (limiter, key) -> limiter.check(key, p, cost).allowed(), limiter -> { });
+  }
+
+  /**
+   * Runs {@code call} on every thread of every instance over {@code keys} round-robin, enough times
+   * to go past {@code capacity} per key, then {@code after} on the first limiter; returns the
+   * admitted count.
+   */
+  private long run(long capacity, List<String> keys, Call call, java.util.function.Consumer<RateLimiter> after)
+      throws Exception {
     ManualClock clock = ManualClock.at(Instant.ofEpochSecond(1_700_000_000L));
     int instances = instances();
     List<RateLimiter> limiters = new ArrayList<>();
@@ -92,7 +126,7 @@ public abstract class ConcurrencyContract {
       AtomicLong denied = new AtomicLong();
       CountDownLatch start = new CountDownLatch(1);
       List<Future<?>> futures = new ArrayList<>();
-      int perThread = Math.max(checksPerThread(), (int) (2 * p.capacity() * keys.size() / THREADS / instances));
+      int perThread = Math.max(checksPerThread(), (int) (2 * capacity * keys.size() / THREADS / instances));
       for (int i = 0; i < instances; i++) {
         RateLimiter limiter = limiters.get(i);
         for (int t = 0; t < THREADS; t++) {
@@ -101,7 +135,7 @@ public abstract class ConcurrencyContract {
             start.await();
             for (int n = 0; n < perThread; n++) {
               String key = keys.get((offset + n) % keys.size());
-              if (limiter.check(key, p, cost).allowed()) {
+              if (call.admitted(limiter, key)) {
                 admitted.incrementAndGet();
               } else {
                 denied.incrementAndGet();
@@ -117,6 +151,7 @@ public abstract class ConcurrencyContract {
       }
       assertThat(denied.get()).as("the run must go past the limit").isPositive();
       assertThat(errors).as("backend errors: a failure mode must not stand in for an answer").isEmpty();
+      after.accept(limiters.get(0));
       return admitted.get();
     } finally {
       pool.shutdownNow();
