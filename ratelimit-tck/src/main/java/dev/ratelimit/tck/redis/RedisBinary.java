@@ -70,7 +70,9 @@ final class RedisBinary {
   /**
    * The shipped binary, extracted from the classpath into {@code
    * <java.io.tmpdir>/ratelimit-redis-7.0.9/} the first time (atomically: written to a temporary
-   * file, made executable, then moved into place), and reused after that.
+   * file, made executable, then moved into place), and reused after that only when this user owns
+   * it and its bytes are the resource's: a file put there by another user of a shared machine, or
+   * a damaged one, is never run; the binary then goes to a new private directory of this JVM.
    */
   static synchronized Path embedded() {
     if (embedded != null) {
@@ -80,17 +82,18 @@ final class RedisBinary {
     Path dir = Path.of(System.getProperty("java.io.tmpdir"), "ratelimit-redis-" + EMBEDDED_VERSION);
     Path target = dir.resolve(resource);
     try {
+      if (Files.isRegularFile(target) && !trusted(target, resource)) {
+        Path own = Files.createTempDirectory("ratelimit-redis-" + EMBEDDED_VERSION + "-");
+        own.toFile().deleteOnExit();
+        target = own.resolve(resource);
+        target.toFile().deleteOnExit();
+        dir = own;
+      }
       if (!Files.isRegularFile(target) || !Files.isExecutable(target)) {
         Files.createDirectories(dir);
         Path part = Files.createTempFile(dir, resource + "-", ".part");
         try {
-          try (InputStream in = RedisBinary.class.getClassLoader().getResourceAsStream(resource)) {
-            if (in == null) {
-              throw new IllegalStateException(
-                  "no redis-server on PATH, and the resource " + resource + " is not on the classpath"
-                      + " (it comes from com.github.lansheng228:embedded-redis:" + EMBEDDED_VERSION
-                      + ")");
-            }
+          try (InputStream in = resource(resource)) {
             Files.copy(in, part, StandardCopyOption.REPLACE_EXISTING);
           }
           File f = part.toFile();
@@ -107,6 +110,38 @@ final class RedisBinary {
     }
     embedded = target;
     return target;
+  }
+
+  /** For tests: forgets the extracted binary, so that the next {@link #embedded()} looks again. */
+  static synchronized void forgetEmbedded() {
+    embedded = null;
+  }
+
+  /** Whether {@code file} belongs to this user and holds exactly the bytes of {@code resource}. */
+  private static boolean trusted(Path file, String resource) throws IOException {
+    if (!Files.getOwner(file).getName().equals(System.getProperty("user.name"))) {
+      return false;
+    }
+    try (InputStream expected = new java.io.BufferedInputStream(resource(resource));
+        InputStream actual = new java.io.BufferedInputStream(Files.newInputStream(file))) {
+      int e;
+      do {
+        e = expected.read();
+        if (e != actual.read()) {
+          return false;
+        }
+      } while (e != -1);
+      return true;
+    }
+  }
+
+  private static InputStream resource(String resource) {
+    InputStream in = RedisBinary.class.getClassLoader().getResourceAsStream(resource);
+    if (in == null) {
+      throw new IllegalStateException("no redis-server on PATH, and the resource " + resource
+          + " is not on the classpath (it comes from com.github.lansheng228:embedded-redis:" + EMBEDDED_VERSION + ")");
+    }
+    return in;
   }
 
   /** The classpath resource for this OS and architecture, e.g. {@code redis-server-7.0.9-linux-amd64}. */

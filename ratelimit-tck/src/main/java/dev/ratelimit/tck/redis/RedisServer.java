@@ -247,7 +247,24 @@ public final class RedisServer implements AutoCloseable {
       throw new IllegalStateException("closed: " + this);
     }
     stop();
-    launch();
+    for (int attempt = 1; ; attempt++) {
+      try {
+        launch();
+        return;
+      } catch (PortTakenException e) {
+        // the same port, which the clients reconnect to: a client's own reconnecting socket can hold
+        // it for a moment (a self-connect); give it up to a second to go
+        if (attempt == 10) {
+          throw e;
+        }
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+      }
+    }
   }
 
   /**

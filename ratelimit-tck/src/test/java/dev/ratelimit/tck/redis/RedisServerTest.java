@@ -83,6 +83,29 @@ class RedisServerTest {
   }
 
   @Test
+  void restartWaitsForItsPortHeldAMomentByAnother() throws Exception {
+    try (RedisServer s = RedisServer.start()) {
+      int port = s.port();
+      s.stop();
+      Socket holder = new Socket(); // bound, not listening: as a client's reconnecting socket holds it
+      holder.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+      Thread release = new Thread(() -> {
+        try {
+          Thread.sleep(300); // real time is the point: the port is busy for a moment
+          holder.close();
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      release.start();
+      s.restart();
+      release.join();
+      assertThat(s.port()).isEqualTo(port);
+      assertThat(s.command("PING")).isEqualTo("PONG");
+    }
+  }
+
+  @Test
   void stopRefusesConnectionsAndRestartComesBackEmptyOnTheSamePort() throws Exception {
     try (RedisServer s = RedisServer.start()) {
       int port = s.port();
@@ -170,6 +193,24 @@ class RedisServerTest {
       assertThat(s.command("DEBUG", "SLEEP", "0")).isEqualTo("OK");
       assertThat(s.command("SET", "rl:test:k", "v")).isEqualTo("OK");
     }
+  }
+
+  @Test
+  void aDamagedExtractedBinaryIsNeverRun() throws IOException {
+    Path shared = RedisServer.embeddedBinary();
+    byte[] genuine = Files.readAllBytes(shared);
+    Files.writeString(shared, "#!/bin/sh\necho not redis\n"); // another user's file, or a damaged one
+    try {
+      RedisBinary.forgetEmbedded();
+      Path used = RedisServer.embeddedBinary();
+      assertThat(used).as("a private copy").isNotEqualTo(shared);
+      assertThat(Files.readAllBytes(used)).isEqualTo(genuine);
+      assertThat(RedisBinary.version(used)).isEqualTo("7.0.9");
+    } finally {
+      Files.write(shared, genuine);
+      RedisBinary.forgetEmbedded();
+    }
+    assertThat(RedisServer.embeddedBinary()).as("the genuine shared file is reused").isEqualTo(shared);
   }
 
   @Test
