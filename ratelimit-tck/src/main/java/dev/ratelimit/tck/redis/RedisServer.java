@@ -247,14 +247,15 @@ public final class RedisServer implements AutoCloseable {
       throw new IllegalStateException("closed: " + this);
     }
     stop();
-    for (int attempt = 1; ; attempt++) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+    while (true) {
       try {
         launch();
         return;
       } catch (PortTakenException e) {
         // the same port, which the clients reconnect to: a client's own reconnecting socket can hold
         // it for a moment (a self-connect); give it up to a second to go
-        if (attempt == 10) {
+        if (System.nanoTime() > deadline) {
           throw e;
         }
         try {
