@@ -13,7 +13,7 @@ import java.lang.annotation.Target;
  * win). Repeatable: several on one method are checked in one {@code checkAll} per distinct key,
  * all or nothing for each key. Different keys are separate states, checked in order up to the
  * first denial: what an earlier key consumed stays consumed when a later one denies (a
- * {@code WAIT} call that tries again checks only the keys still denying, so none is charged twice).
+ * {@code WAIT} call that tries again checks only the keys not yet admitted, so none is charged twice).
  *
  * <pre>{@code
  * @RateLimited(key = "#userId", policy = "api")                      // a policy from configuration
