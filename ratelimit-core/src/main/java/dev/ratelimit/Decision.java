@@ -29,7 +29,7 @@ import java.util.Objects;
 public record Decision(Policy policy, boolean allowed, long remaining,
     Duration retryAfter, Duration resetAfter, Duration delay) {
 
-  /** Checks the components are present and not negative. */
+  /** Checks the components are present. */
   public Decision {
     Objects.requireNonNull(policy, "policy");
     Objects.requireNonNull(retryAfter, "retryAfter");

@@ -61,8 +61,9 @@ public interface RateLimiter extends AutoCloseable {
   /**
    * Whether {@code cost} units of {@code key} pass {@code policy}, consumed when the backend allows
    * them: {@link #check(String, Policy, long)}{@code .allowed()}, with the same validation, failure
-   * mode, listener events and shadow policies (a shadow policy's denial, or a failure mode's
-   * answer, is {@code true} with nothing consumed). The built-in limiter, when nothing needs the
+   * mode, listener events and shadow policies (a shadow policy's denial is {@code true}; a failure
+   * mode's answer is what it decides: {@code true} under FAIL_OPEN with nothing counted, {@code
+   * false} under FAIL_CLOSED, the local decision under LOCAL_FALLBACK). The built-in limiter, when nothing needs the
    * decision (the in-memory backend; no listener, near-cache or shadow policies), answers without
    * building one.
    *
@@ -160,6 +161,8 @@ public interface RateLimiter extends AutoCloseable {
    * }</pre>
    */
   final class Builder {
+    /** The longest timeout or cool-down a builder takes: a day (longer ones overflow nanosecond timers). */
+    static final Duration LONGEST = Duration.ofDays(1);
     /** The default {@link #timeout(Duration) timeout}: 250 ms. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMillis(250);
     /** The default {@link #failClosedRetryAfter(Duration) FAIL_CLOSED retryAfter}: 1 s. */
@@ -246,11 +249,13 @@ public interface RateLimiter extends AutoCloseable {
      * limiter stopped waiting for may still complete in the backend (and count there); it is
      * never sent again.
      *
-     * @throws IllegalArgumentException unless positive
+     * @throws IllegalArgumentException unless positive and at most a day
      */
     public Builder timeout(Duration timeout) {
       Require.argument(timeout != null && !timeout.isNegative() && !timeout.isZero(),
           "timeout must be positive, was %s", timeout);
+      Require.argument(timeout.compareTo(LONGEST) <= 0,
+          "timeout must be at most a day (%s), was %s: a check waits that long at most", LONGEST, timeout);
       this.timeout = timeout;
       return this;
     }
@@ -302,6 +307,8 @@ public interface RateLimiter extends AutoCloseable {
       Require.argument(failureThreshold == 0
               || (coolDown != null && !coolDown.isNegative() && !coolDown.isZero()),
           "coolDown must be positive, was %s", coolDown);
+      Require.argument(failureThreshold == 0 || coolDown.compareTo(LONGEST) <= 0,
+          "coolDown must be at most a day (%s), was %s", LONGEST, coolDown);
       this.failureThreshold = failureThreshold;
       this.coolDown = failureThreshold == 0 ? DEFAULT_COOL_DOWN : coolDown;
       return this;

@@ -311,6 +311,12 @@ class FailureHandlingTest {
         .hasMessage("timeout must be positive, was PT0S");
     assertThatThrownBy(() -> b.timeout(Duration.ofMillis(-5))).hasMessageContaining("PT-0.005S");
     assertThatThrownBy(() -> b.timeout(null)).hasMessageContaining("null");
+    assertThatThrownBy(() -> b.timeout(java.time.temporal.ChronoUnit.FOREVER.getDuration()))
+        .as("longer would overflow the nanosecond timers").isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("timeout must be at most a day");
+    assertThatThrownBy(() -> b.circuitBreaker(3, Duration.ofDays(400))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("coolDown must be at most a day").hasMessageContaining("PT9600H");
+    b.timeout(Duration.ofDays(1)).build().close();
     assertThatThrownBy(() -> b.failClosedRetryAfter(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
         .hasMessage("failClosedRetryAfter must be positive, was PT0S");
     assertThatThrownBy(() -> b.localFallbackShare(0)).isInstanceOf(IllegalArgumentException.class)

@@ -9,8 +9,8 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * Limits calls of a method (or of every public method of a class; the method's own annotations
- * win). Repeatable: several on one method are checked in one {@code checkAll} per distinct key,
+ * Limits calls of a method (or of every public method a class declares or overrides; the
+ * method's own annotations win). Repeatable: several on one method are checked in one {@code checkAll} per distinct key,
  * all or nothing for each key. Different keys are separate states, checked in order up to the
  * first denial: what an earlier key consumed stays consumed when a later one denies (a
  * {@code WAIT} call that tries again checks only the keys not yet admitted, so none is charged twice).
@@ -60,7 +60,11 @@ public @interface RateLimited {
   /** An inline policy's burst (capacity of the bucket algorithms); default the limit. */
   long burst() default -1;
 
-  /** An inline policy's name; default {@code ClassName.method} (and an index when repeated). */
+  /**
+   * An inline policy's name; default {@code SimpleClassName.method}, with the parameter types when
+   * the class has several methods of that name, and an index when repeated. Two methods deriving
+   * one name (classes of one simple name in two packages) fail start-up: they would share counters.
+   */
   String name() default "";
 
   /** The cost of one call, in SpEL, evaluating to a whole number of at least 1. */

@@ -44,6 +44,8 @@ final class RateLimitedMethods {
   private final SpelExpressionParser parser = new SpelExpressionParser();
   private final ParameterNameDiscoverer names = new DefaultParameterNameDiscoverer();
   private final Map<Method, Object> cache = new ConcurrentHashMap<>();
+  /** Derived inline policy names, and the method each belongs to. */
+  private final Map<String, String> derivedNames = new ConcurrentHashMap<>();
 
   RateLimitedMethods(PolicyRegistry policies) {
     this.policies = policies;
@@ -297,14 +299,36 @@ final class RateLimitedMethods {
       throw new IllegalStateException("@RateLimited on " + where + " needs a policy name or both "
           + "limit (>= 1) and window (e.g. \"1m\"); was limit=" + a.limit() + ", window='" + a.window() + "'");
     }
-    String name = !a.name().isEmpty() ? a.name()
-        : method.getDeclaringClass().getSimpleName() + "." + method.getName() + (index >= 0 ? "#" + index : "");
+    String name = !a.name().isEmpty() ? a.name() : derivedName(method, index, where);
     try {
       Policy policy = Policy.of(a.limit(), Policy.parseWindow(a.window()), a.algorithm()).withName(name);
       return a.burst() > 0 ? policy.withBurst(a.burst()) : policy;
     } catch (IllegalArgumentException e) {
       throw new IllegalStateException("@RateLimited on " + where + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * An inline policy's default name: {@code Class.method}, with the parameter types when the class
+   * has other methods of that name, and {@code #i} for the i-th annotation of several. Policies are
+   * told apart by name (a key's state is per name and algorithm), so a name another method already
+   * derived (a class of the same simple name in another package) is refused, naming both: they
+   * would share counters.
+   */
+  private String derivedName(Method method, int index, String where) {
+    Class<?> type = method.getDeclaringClass();
+    long sameName = java.util.Arrays.stream(type.getDeclaredMethods())
+        .filter(m -> m.getName().equals(method.getName()) && !m.isBridge() && !m.isSynthetic()).count();
+    String parameters = sameName < 2 ? "" : java.util.Arrays.stream(method.getParameterTypes())
+        .map(Class::getSimpleName).collect(java.util.stream.Collectors.joining(",", "(", ")"));
+    String name = type.getSimpleName() + "." + method.getName() + parameters + (index >= 0 ? "#" + index : "");
+    String owner = type.getName() + "." + method.getName() + parameters;
+    String before = derivedNames.putIfAbsent(name, owner);
+    if (before != null && !before.equals(owner)) {
+      throw new IllegalStateException("@RateLimited on " + where + " derives the policy name '" + name
+          + "', which " + before + " derives too: they would share counters; give one a name (name = \"...\")");
+    }
+    return name;
   }
 
   private Expression parse(String source, String attribute, String where) {

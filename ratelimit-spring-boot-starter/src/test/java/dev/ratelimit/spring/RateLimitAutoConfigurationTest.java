@@ -382,6 +382,56 @@ class RateLimitAutoConfigurationTest {
     }
   }
 
+  @Test
+  void twoClassesOfOneSimpleNameCannotShareADerivedPolicyName() {
+    runner.withBean(First.Twin.class).withBean(Second.Twin.class).run(context -> assertThat(context).hasFailed()
+        .getFailure().hasStackTraceContaining("derives the policy name 'Twin.call'")
+        .hasStackTraceContaining("$Twin.call derives too")
+        .hasStackTraceContaining("give one a name"));
+  }
+
+  static class First {
+    public static class Twin {
+      @RateLimited(key = "#user", limit = 1, window = "1m")
+      public String call(String user) {
+        return user;
+      }
+    }
+  }
+
+  static class Second {
+    public static class Twin {
+      @RateLimited(key = "#user", limit = 1, window = "1m")
+      public String call(String user) {
+        return user;
+      }
+    }
+  }
+
+  @Test
+  void overloadedMethodsDeriveNamesOfTheirOwnAndCountApart() {
+    runner.withBean(Overloaded.class).run(context -> {
+      Overloaded bean = context.getBean(Overloaded.class);
+      assertThat(bean.place("u")).isEqualTo("one");
+      assertThat(bean.place("u", 2)).as("its own policy, its own counter").isEqualTo("two");
+      assertThatThrownBy(() -> bean.place("u")).isInstanceOfSatisfying(
+          dev.ratelimit.annotation.RateLimitExceededException.class,
+          e -> assertThat(e.decision().policy().name()).isEqualTo("Overloaded.place(String)"));
+    });
+  }
+
+  public static class Overloaded {
+    @RateLimited(key = "#p0", limit = 1, window = "1m")
+    public String place(String user) {
+      return "one";
+    }
+
+    @RateLimited(key = "#p0", limit = 1, window = "1m")
+    public String place(String user, int count) {
+      return "two";
+    }
+  }
+
   /** Would fail every call: a cost below 1. */
   static class NegativeCostService {
     @RateLimited(key = "#user", limit = 5, window = "1s", cost = "-1")
