@@ -188,13 +188,7 @@ final class RateLimitedMethods {
     Set<String> all = new HashSet<>(variables);
     for (Method m : type.getMethods()) {
       String[] names = this.names.getParameterNames(m);
-      if (names != null) {
-        all.addAll(List.of(names));
-      }
-      for (int i = 0; i < m.getParameterCount(); i++) {
-        all.add("p" + i);
-        all.add("a" + i);
-      }
+      all.addAll(variables(m, names == null ? new String[0] : names));
     }
     return all;
   }
