@@ -158,7 +158,7 @@ final class Dispatcher {
           if (c.reply().isDone()) {
             continue; // its caller gave up on it (cancelled): never sent
           }
-          if (now - c.sendByNanos() > 0) {
+          if (late(c, now)) {
             if (expired == null) {
               expired = new ArrayList<>();
             }
@@ -172,8 +172,7 @@ final class Dispatcher {
         }
       }
       if (expired != null) {
-        RedisTimeoutException timeout = new RedisTimeoutException(
-            "the check waited in the batch queue for half the backend's timeout; it was never sent");
+        RedisTimeoutException timeout = neverSent();
         expired.forEach(c -> c.reply().completeExceptionally(timeout));
       }
       if (!next.isEmpty()) {
@@ -207,13 +206,22 @@ final class Dispatcher {
       if (c.reply().isDone()) {
         continue;
       }
-      if (now - c.sendByNanos() > 0) {
-        c.reply().completeExceptionally(new RedisTimeoutException(
-            "the check waited for half the backend's timeout before it could go out; it was never sent"));
+      if (late(c, now)) {
+        c.reply().completeExceptionally(neverSent());
       } else {
         submit(c);
       }
     }
+  }
+
+  /** Whether {@code c} is past its last moment to go out (half the backend's timeout after it arrived). */
+  private static boolean late(Check c, long now) {
+    return now - c.sendByNanos() > 0;
+  }
+
+  private static RedisTimeoutException neverSent() {
+    return new RedisTimeoutException(
+        "the check waited in the batch queue for half the backend's timeout; it was never sent");
   }
 
   /**
