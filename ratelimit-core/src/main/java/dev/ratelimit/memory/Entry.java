@@ -140,12 +140,21 @@ abstract class Entry extends ColdPrefix {
    * the deadline moved past {@link #renewAfter} and within this policy's margin of the hold, a new
    * hold (always later than the old one). Returns the new hold (µs) that the cache must be
    * told, or {@link #UNCHANGED}.
+   *
+   * <p>{@code lag} is how far the check's {@code now} was behind the cache's clock (µs, at least 0):
+   * the state's times are on the check's clock, the deadline and hold on the cache's, so after a
+   * clock stepped back a state is kept as long after the cache's clock as it matters after the
+   * check's own (Redis's TTLs are durations, too).
    */
-  long settle(State state, Policy policy) {
+  long settle(State state, Policy policy, long lag) {
     long expiresAt = state.expiresAt; // set by the check that consumed, as computeExpiresAt would
     assert expiresAt == State.computeExpiresAt(state, policy) : state;
-    if (expiresAt > deadline) {
-      deadline = expiresAt;
+    long due = expiresAt + lag;
+    if (due < expiresAt) {
+      due = Long.MAX_VALUE; // saturated
+    }
+    if (due > deadline) {
+      deadline = due;
     }
     if (deadline <= renewAfter) {
       return UNCHANGED; // the hold stays at least a margin past the deadline

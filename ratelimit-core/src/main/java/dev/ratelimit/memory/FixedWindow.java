@@ -4,16 +4,14 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
 
 /**
- * FIXED_WINDOW: a count {@code n} for the window starting at {@code s}; twin of fixed_window.lua,
- * which keeps one key per window. Here the newest window and the one before it are kept, so that a
- * late check (a {@code now} read before another thread's, in the window before) is counted in its
- * own window, as Redis counts it in that window's key, and never rolls the newer window back.
+ * FIXED_WINDOW: a count {@code n} for the window starting at {@code s}; twin of fixed_window.lua.
+ * A key's time never goes back: a check stamped before the key's newest window (a slow thread's
+ * {@code now}, or a clock stepped back) is counted in that newest window, and its retryAfter is
+ * measured from its own {@code now}, so a step back never reopens a window.
  */
 final class FixedWindow extends State {
   private long start;
   private long count;
-  /** The count of the window before {@code start}. */
-  private long previous;
   /** The window {@code start} was computed for (0: unknown). */
   private long startWindow;
 
@@ -25,7 +23,6 @@ final class FixedWindow extends State {
   void clear() {
     start = Long.MIN_VALUE;
     count = 0;
-    previous = 0;
     startWindow = 0;
   }
 
@@ -34,23 +31,20 @@ final class FixedWindow extends State {
     long window = p.windowMicros();
     long limit = p.limit();
     long s = windowStart(t, window, start, startWindow); // t − t mod W
-    boolean sameLength = startWindow == window; // a policy's window may change under its name
-    long n = start == s ? count : sameLength && s == start - window ? previous : 0;
+    if (start > s) {
+      s = start; // the key's newest window: time never goes back
+    }
+    long n = start == s ? count : 0;
     long windowEnd = s + window - t;
     if (n + c <= limit) {
       if (consume) {
-        if (s == start && sameLength) {
-          count = n + c;
-        } else if (s >= start) { // a newer window (this one becomes the one before), or a new length
-          previous = sameLength && s == start + window ? count : 0;
+        n += c;
+        if (start != s) { // a newer window: s was computed from t, so it is aligned to W
           start = s;
           startWindow = window;
-          count = n + c;
-          expiresAt = s + window;
-        } else if (sameLength && s == start - window) { // a late check: the window before, still remembered
-          previous = n + c;
-        } // older still: its window was over before the newest began; nothing to keep
-        n += c;
+        }
+        count = n;
+        expiresAt = s + window;
       }
       if (!detailed) {
         return ALLOWED;
@@ -69,7 +63,6 @@ final class FixedWindow extends State {
     start = snapshot[0];
     startWindow = 0;
     count = snapshot[1];
-    previous = 0;
   }
 
   @Override

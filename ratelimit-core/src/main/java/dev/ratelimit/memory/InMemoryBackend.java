@@ -150,7 +150,7 @@ public final class InMemoryBackend implements Backend {
           return decision; // cannot happen for a valid cost; stores nothing
         }
         created.adopt(policy); // the key's first state is its entry
-        created.settle(created, policy);
+        created.settle(created, policy, lag(nowMicros));
         created.lock();
         try {
           if (publish(key, created)) {
@@ -197,7 +197,7 @@ public final class InMemoryBackend implements Backend {
       entry.add(state, policy);
     }
     long oldHold = entry.hold;
-    long hold = entry.settle(state, policy);
+    long hold = entry.settle(state, policy, lag(nowMicros));
     if (added || hold != Entry.UNCHANGED) {
       beforeRenewal(oldHold);
     }
@@ -262,6 +262,7 @@ public final class InMemoryBackend implements Backend {
     boolean grew = false;
     long oldHold = entry.hold;
     long hold = Entry.UNCHANGED;
+    long lag = lag(nowMicros);
     for (int i = 0; i < size; i++) {
       Policy policy = policies.get(i);
       decisions[i] = State.check(found[i], policy, nowMicros, cost, true);
@@ -269,7 +270,7 @@ public final class InMemoryBackend implements Backend {
         entry.add(found[i], policy);
         grew = true;
       }
-      long h = entry.settle(found[i], policy);
+      long h = entry.settle(found[i], policy, lag);
       hold = h != Entry.UNCHANGED ? h : hold;
     }
     MultiDecision result = new MultiDecision(true, Arrays.asList(decisions));
@@ -452,6 +453,16 @@ public final class InMemoryBackend implements Backend {
     }
     map.put(key, entry);
     return true;
+  }
+
+  /**
+   * How far {@code nowMicros} is behind the cache's clock, µs, at least 0: a slow thread's now, or a
+   * clock stepped back (the cache's clock never goes back).
+   */
+  private long lag(long nowMicros) {
+    long latest = latestNanos;
+    long nanos = nanos(nowMicros);
+    return latest > nanos ? (latest - nanos) / 1_000L : 0;
   }
 
   /** Moves the cache's clock forward when {@code nowMicros} is at least 100 ms past it: rare writes. */

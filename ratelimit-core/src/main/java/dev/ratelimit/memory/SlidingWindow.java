@@ -6,9 +6,9 @@ import dev.ratelimit.Policy;
 /**
  * SLIDING_WINDOW (counter): the previous window's count {@code p} weighted by the part of it still
  * inside the sliding window, plus the current window's count {@code n}. All arithmetic is in
- * integers scaled by W, so the estimate is exact. Twin of sliding_window.lua, which keeps one key
- * per window: a late check (a {@code now} in the window before the newest) is counted in its own
- * window and never rolls the newer one back.
+ * integers scaled by W, so the estimate is exact. Twin of sliding_window.lua. A key's time never
+ * goes back: a check stamped before the key's newest window counts in that window, decided at its
+ * start (the previous window weighs in whole), with retryAfter measured from its own {@code now}.
  */
 final class SlidingWindow extends State {
   private long start;
@@ -34,6 +34,9 @@ final class SlidingWindow extends State {
     long window = p.windowMicros();
     long limit = p.limit();
     long s = windowStart(t, window, start, startWindow); // t − t mod W
+    if (start > s) {
+      s = start; // the key's newest window: time never goes back
+    }
     long prev = 0;
     long n = 0;
     if (start == s) {
@@ -41,24 +44,20 @@ final class SlidingWindow extends State {
       n = current;
     } else if (start == s - window) {
       prev = current;
-    } else if (s == start - window && startWindow == window) { // a late check (a now read before another thread's)
-      n = previous; // the count of the window before it is not kept (Redis's key for it expires then)
     }
-    long elapsed = t - s;
+    long elapsed = Math.max(0, t - s); // a check stamped before its window is decided at the window's start
     // estimate·W = prev·(W − elapsed) + n·W; allow iff estimate + c <= limit
     long weighted = prev * (window - elapsed);
     if (weighted <= (limit - n - c) * window) {
       if (consume) {
-        if (s >= start) { // this window, or a newer one
+        if (start != s) { // a newer window: s was computed from t, so it is aligned to W
           start = s;
           startWindow = window;
-          previous = prev;
-          current = n + c;
-          expiresAt = s + 2 * window;
-        } else if (s == start - window && startWindow == window) { // late: counted in its own window, the newer one kept
-          previous = n + c;
-        } // older still: nothing to keep, the newer windows stay as they are
+        }
         n += c;
+        previous = prev;
+        current = n;
+        expiresAt = s + 2 * window;
       }
       if (!detailed) {
         return ALLOWED;

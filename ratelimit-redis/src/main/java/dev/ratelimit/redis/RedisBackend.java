@@ -45,7 +45,7 @@ import org.redisson.client.codec.StringCodec;
  *   <li>A script is never resent after a response timeout (Redisson would resend it by default,
  *       and count it twice): each call has no retries and the backend's own timeout. A timed-out
  *       check is an exception for the limiter's failure mode, never a denial.</li>
- *   <li>Keys are {@code prefix:{key}:policy:algorithm[:suffix]}; all keys of a check share the
+ *   <li>Keys are {@code prefix:{key}:policy:algorithm[:seq]}; all keys of a check share the
  *       hash tag, so Redis Cluster works; every key has a TTL that ends when its state stops
  *       mattering; denied checks write nothing.</li>
  *   <li>Time comes from the limiter's clock ({@code now} in every call): keep instances on NTP; or
@@ -83,8 +83,6 @@ public final class RedisBackend implements Backend {
   /** Batches single-policy checks; null when batching is off. */
   private final Dispatcher dispatcher;
   private final long timeoutNanos;
-  /** With server time: Redis's clock minus the limiter's, in µs, as last seen. */
-  private volatile long serverOffset;
 
   private RedisBackend(Builder builder) {
     this.client = builder.client;
@@ -163,38 +161,15 @@ public final class RedisBackend implements Backend {
   }
 
   private Evaluation evaluate(String key, Policy policy, long cost, long nowMicros, boolean apply) {
-    long estimate = nowMicros + serverOffset;
-    List<Object> reply = evalCheck(check.get(policy.algorithm()), checkKeys(key, policy, estimate),
-        args(policy, estimate, cost, apply));
-    if (number(reply, 0) == -1) { // server time: its window is not the estimate's; decide at its time
-      long t = number(reply, 5);
-      reply = evalCheck(check.get(policy.algorithm()), checkKeys(key, policy, t), args(policy, t, cost, apply));
-      requireWindowFound(number(reply, 0));
-    }
-    return evaluation(policy, reply, nowMicros);
+    List<Object> reply = evalCheck(check.get(policy.algorithm()), keys.of(key, policy),
+        args(policy, nowMicros, cost, apply));
+    return evaluation(policy, reply);
   }
 
   @Override
   public CompletionStage<Evaluation> evaluateAsync(String key, Policy policy, long cost, long nowMicros) {
-    long estimate = nowMicros + serverOffset;
-    Lua lua = check.get(policy.algorithm());
-    CompletionStage<List<Object>> first = evalCheckAsync(lua, checkKeys(key, policy, estimate),
-        args(policy, estimate, cost, true));
-    if (!serverTime) { // the limiter's time: the reply is final
-      return first.thenApply(reply -> evaluation(policy, reply, nowMicros));
-    }
-    return first
-        .thenCompose(reply -> {
-          if (number(reply, 0) != -1) {
-            return CompletableFuture.completedStage(reply);
-          }
-          long t = number(reply, 5);
-          return evalCheckAsync(lua, checkKeys(key, policy, t), args(policy, t, cost, true)).thenApply(again -> {
-            requireWindowFound(number(again, 0));
-            return again;
-          });
-        })
-        .thenApply(reply -> evaluation(policy, reply, nowMicros));
+    return evalCheckAsync(check.get(policy.algorithm()), keys.of(key, policy), args(policy, nowMicros, cost, true))
+        .thenApply(reply -> evaluation(policy, reply));
   }
 
   @Override
@@ -205,41 +180,19 @@ public final class RedisBackend implements Backend {
   /** A multi-policy check; a denial comes with every policy's state, for the near-cache. */
   @Override
   public MultiEvaluation evaluateAll(String key, List<Policy> policies, long cost, long nowMicros) {
-    long estimate = nowMicros + serverOffset;
-    AllCall call = allCall(key, policies, cost, estimate);
-    List<Object> reply = eval(checkAll, call.keys(), call.args());
-    if (number(reply, 0) == -1) { // server time: a window is not the estimate's; decide at its time
-      long t = number(reply, 1);
-      call = allCall(key, policies, cost, t);
-      reply = eval(checkAll, call.keys(), call.args());
-      requireWindowFound(number(reply, 0));
-    }
-    return multiEvaluation(policies, reply, nowMicros);
+    AllCall call = allCall(key, policies, cost, nowMicros);
+    return multiEvaluation(policies, eval(checkAll, call.keys(), call.args()));
   }
 
   @Override
   public CompletionStage<MultiEvaluation> evaluateAllAsync(String key, List<Policy> policies, long cost,
       long nowMicros) {
-    long estimate = nowMicros + serverOffset;
-    AllCall call = allCall(key, policies, cost, estimate);
-    return evalAsync(checkAll, call.keys(), call.args())
-        .thenCompose(reply -> {
-          if (number(reply, 0) != -1) {
-            return CompletableFuture.completedStage(reply);
-          }
-          long t = number(reply, 1);
-          AllCall retry = allCall(key, policies, cost, t);
-          return evalAsync(checkAll, retry.keys(), retry.args()).thenApply(again -> {
-            requireWindowFound(number(again, 0));
-            return again;
-          });
-        })
-        .thenApply(reply -> multiEvaluation(policies, reply, nowMicros));
+    AllCall call = allCall(key, policies, cost, nowMicros);
+    return evalAsync(checkAll, call.keys(), call.args()).thenApply(reply -> multiEvaluation(policies, reply));
   }
 
-  private MultiEvaluation multiEvaluation(List<Policy> policies, List<Object> reply, long nowMicros) {
+  private MultiEvaluation multiEvaluation(List<Policy> policies, List<Object> reply) {
     long t = number(reply, 1);
-    learnServerTime(t, nowMicros);
     boolean allowed = number(reply, 0) == 1;
     List<Decision> decisions = new ArrayList<>(policies.size());
     List<long[]> states = allowed ? null : new ArrayList<>(policies.size());
@@ -261,24 +214,21 @@ public final class RedisBackend implements Backend {
    * check_all.lua's KEYS (every policy's keys, in order) and ARGV: t, cost, count, then per policy
    * one string (see the script).
    */
-  private AllCall allCall(String key, List<Policy> policies, long cost, long estimate) {
+  private AllCall allCall(String key, List<Policy> policies, long cost, long nowMicros) {
     List<Object> allKeys = new ArrayList<>(2 * policies.size());
     Object[] args = new Object[3 + policies.size()];
-    args[0] = serverTime ? "server" : estimate;
+    args[0] = serverTime ? "server" : nowMicros;
     args[1] = cost;
     args[2] = policies.size();
     StringBuilder packed = new StringBuilder(64);
     for (int i = 0; i < policies.size(); i++) {
       Policy policy = policies.get(i);
-      List<Object> policyKeys = checkKeys(key, policy, estimate);
+      List<Object> policyKeys = keys.of(key, policy);
       allKeys.addAll(policyKeys);
       packed.setLength(0);
       packed.append(RedisKeys.scriptName(policy.algorithm())).append(' ').append(policy.windowMicros())
           .append(' ').append(policy.limit()).append(' ').append(policy.burst()).append(' ')
           .append(policyKeys.size());
-      if (serverTime) {
-        packed.append(' ').append(RedisKeys.windowIndex(policy, estimate));
-      }
       args[3 + i] = packed.toString();
     }
     return new AllCall(allKeys, args);
@@ -297,42 +247,21 @@ public final class RedisBackend implements Backend {
 
   @Override
   public void reset(String key, Policy policy, long nowMicros) {
-    client.getKeys().delete(keys.forReset(key, policy, nowMicros + serverOffset).toArray(String[]::new));
+    client.getKeys().delete(keys.of(key, policy).toArray(String[]::new));
   }
 
   /** Does nothing: the {@link RedissonClient} belongs to the caller. */
   @Override
   public void close() {}
 
-  private List<Object> checkKeys(String key, Policy policy, long estimate) {
-    return serverTime ? keys.candidatesForCheck(key, policy, estimate) : keys.forCheck(key, policy, estimate);
+  /** check.lua's ARGV: algorithm, t or 'server', cost, window, limit, burst, apply. */
+  private Object[] args(Policy policy, long nowMicros, long cost, boolean apply) {
+    return new Object[] {RedisKeys.scriptName(policy.algorithm()), serverTime ? "server" : nowMicros, cost,
+        policy.windowMicros(), policy.limit(), policy.burst(), apply ? "1" : "0"};
   }
 
-  private Object[] args(Policy policy, long estimate, long cost, boolean apply) {
-    String name = RedisKeys.scriptName(policy.algorithm());
-    String consume = apply ? "1" : "0";
-    if (!serverTime) {
-      return new Object[] {name, estimate, cost, policy.windowMicros(), policy.limit(), policy.burst(), consume};
-    }
-    return new Object[] {name, "server", cost, policy.windowMicros(), policy.limit(), policy.burst(), consume,
-        RedisKeys.windowIndex(policy, estimate)};
-  }
-
-  private Evaluation evaluation(Policy policy, List<Object> reply, long nowMicros) {
-    long t = number(reply, 5);
-    learnServerTime(t, nowMicros);
-    return new Evaluation(decode(policy, reply, 0), state(reply, 6), t);
-  }
-
-  /** With server time, remembers how far Redis's clock is from the limiter's, to estimate windows. */
-  private void learnServerTime(long serverMicros, long nowMicros) {
-    if (serverTime) {
-      serverOffset = serverMicros - nowMicros;
-    }
-  }
-
-  private static void requireWindowFound(long allowed) {
-    Require.state(allowed != -1, "Redis server time moved by more than a window between two calls");
+  private Evaluation evaluation(Policy policy, List<Object> reply) {
+    return new Evaluation(decode(policy, reply, 0), state(reply, 6), number(reply, 5));
   }
 
   private static Decision decode(Policy policy, List<Object> reply, int at) {
@@ -412,7 +341,7 @@ public final class RedisBackend implements Backend {
     StringBuilder policyLines = new StringBuilder(32);
     StringBuilder checkLines = new StringBuilder(16 * checks.size());
     for (Dispatcher.Check c : checks) {
-      Object[] a = c.args(); // check.lua's ARGV: algorithm, t or 'server', cost, window, limit, burst, apply[, window index]
+      Object[] a = c.args(); // check.lua's ARGV: algorithm, t or 'server', cost, window, limit, burst, apply
       int policy = policyNumber(policies, a);
       if (policy > policies.size()) {
         policies.add(a);
@@ -426,11 +355,7 @@ public final class RedisBackend implements Backend {
       } else {
         checkLines.append(a[1]);
       }
-      checkLines.append(' ').append(a[2]);
-      if (a.length > 7) {
-        checkLines.append(' ').append(a[7]);
-      }
-      checkLines.append('\n');
+      checkLines.append(' ').append(a[2]).append('\n');
     }
     return evalAsync(checkBatch, RScript.ReturnType.VALUE, batchKeys,
         new Object[] {policyLines.toString(), base, checkLines.toString()});
@@ -569,9 +494,9 @@ public final class RedisBackend implements Backend {
 
     /**
      * Whether scripts decide at Redis's own clock ({@code TIME}) instead of the limiter's (default
-     * false), for fleets whose clocks cannot be trusted. Windows are then located on Redis's clock
-     * too (the backend tracks the offset; a window edge crossed between estimate and decision costs
-     * one more round trip), and the near-cache follows the same offset.
+     * false), for fleets whose clocks cannot be trusted. Every algorithm keeps its state in one key
+     * (and SLIDING_LOG a sequence beside it), so a check needs no estimate of Redis's clock; each
+     * reply carries the time it was decided at, which the near-cache follows.
      */
     public Builder serverTime(boolean serverTime) {
       this.serverTime = serverTime;

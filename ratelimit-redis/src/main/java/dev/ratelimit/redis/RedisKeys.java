@@ -11,7 +11,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The key layout {@code prefix:{key}:policy:algorithm[:suffix]}. The user key is the hash tag, so
+ * The key layout {@code prefix:{key}:policy:algorithm[:seq]}: one key per (key, policy) holding
+ * the state (the window algorithms keep their newest window and its count in it), and for
+ * SLIDING_LOG the sequence that names its entries. The user key is the hash tag, so
  * every key of one check (and of a multi-policy check) lands in one Redis Cluster slot. Key and
  * policy name are escaped so that no two (key, policy) pairs share a Redis key: {@code % { } : #},
  * white space, control characters and surrogates become {@code %XXXX} (the UTF-16 unit in hex), an
@@ -33,50 +35,13 @@ final class RedisKeys {
     this.prefix = prefix;
   }
 
-  /** The state keys of {@code key} under {@code policy} at {@code nowMicros}, as the scripts expect them. */
-  List<Object> forCheck(String key, Policy policy, long nowMicros) {
-    String base = base(key, policy);
-    return switch (policy.algorithm()) {
-      case FIXED_WINDOW -> List.of(base + ":" + windowIndex(policy, nowMicros));
-      case SLIDING_WINDOW -> {
-        long index = windowIndex(policy, nowMicros);
-        yield List.of(base + ":" + index, base + ":" + (index - 1));
-      }
-      case SLIDING_LOG -> List.of(base, base + ":seq");
-      case TOKEN_BUCKET, GCRA, LEAKY_BUCKET -> List.of(base);
-    };
-  }
-
   /**
-   * With server time: the keys of windows {@code index-2 .. index+1} around {@code estimatedNow}'s
-   * window for the window algorithms (the script picks those of its own clock's window), the
-   * usual keys for the others.
+   * The state keys of {@code key} under {@code policy}, as the scripts expect them: one key per
+   * (key, policy) for every algorithm but SLIDING_LOG, which adds the sequence naming its entries.
    */
-  List<Object> candidatesForCheck(String key, Policy policy, long estimatedNow) {
-    if (policy.algorithm() != Algorithm.FIXED_WINDOW && policy.algorithm() != Algorithm.SLIDING_WINDOW) {
-      return forCheck(key, policy, estimatedNow);
-    }
+  List<Object> of(String key, Policy policy) {
     String base = base(key, policy);
-    long index = windowIndex(policy, estimatedNow);
-    return List.of(base + ":" + (index - 2), base + ":" + (index - 1), base + ":" + index, base + ":" + (index + 1));
-  }
-
-  /** The window index of {@code nowMicros} for {@code policy}. */
-  static long windowIndex(Policy policy, long nowMicros) {
-    return Math.floorDiv(nowMicros, policy.windowMicros());
-  }
-
-  /** Every key that may hold state of {@code key} under {@code policy} around {@code nowMicros}. */
-  List<String> forReset(String key, Policy policy, long nowMicros) {
-    String base = base(key, policy);
-    return switch (policy.algorithm()) {
-      case FIXED_WINDOW, SLIDING_WINDOW -> {
-        long index = windowIndex(policy, nowMicros);
-        yield List.of(base + ":" + (index - 1), base + ":" + index, base + ":" + (index + 1));
-      }
-      case SLIDING_LOG -> List.of(base, base + ":seq");
-      case TOKEN_BUCKET, GCRA, LEAKY_BUCKET -> List.of(base);
-    };
+    return policy.algorithm() == Algorithm.SLIDING_LOG ? List.of(base, base + ":seq") : List.of(base);
   }
 
   /** The script's name of an algorithm. */

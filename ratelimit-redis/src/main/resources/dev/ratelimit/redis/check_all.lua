@@ -1,28 +1,21 @@
 -- Several policies of one key, all or nothing. KEYS: each policy's state keys, in order.
 -- ARGV: t (µs, or 'server'), cost, policy count, then per policy one string: algorithm, window
--- (µs), limit, burst, key count, and with server time the estimate's window index, separated by
--- spaces (one argument per policy, not six: less to encode and to parse).
+-- (µs), limit, burst and key count, separated by spaces (one argument per policy, not five: less to
+-- encode and to parse).
 -- Returns {allAllowed, t, then per policy: allowed, remaining, retryAfter, resetAfter, delay, n,
 -- state...}: the time decided at and, when not all allowed, the n numbers of each policy's state
 -- for the caller's near-cache (n = -1 when there is none to send; n = 0 when all allowed).
--- allAllowed = -1: a windowed policy's window at t was not among its keys; nothing was done.
 local t, c, count = decision_time(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local policies = {}
 local next_key = 1
 for i = 1, count do
-  local name, window, limit, burst, n, base =
-    string.match(ARGV[3 + i], '^(%S+) (%S+) (%S+) (%S+) (%S+) ?(%S*)$')
+  local name, window, limit, burst, n = string.match(ARGV[3 + i], '^(%S+) (%S+) (%S+) (%S+) (%S+)$')
   local keys = {}
   for j = 1, tonumber(n) do
     keys[j] = KEYS[next_key]
     next_key = next_key + 1
   end
-  window = tonumber(window)
-  keys = keys_at(name, keys, t, window, tonumber(base))
-  if not keys then
-    return {-1, t}
-  end
-  policies[i] = {algorithms[name], keys, window, tonumber(limit), tonumber(burst), states[name], name}
+  policies[i] = {algorithms[name], keys, tonumber(window), tonumber(limit), tonumber(burst), states[name], name}
 end
 
 local function evaluate(apply)

@@ -5,8 +5,7 @@
 -- and apply as check.lua takes them ("gcra 600000 100 100 1").
 -- ARGV[2]: the batch's base time, µs: the least t of its checks (0 with server time).
 -- ARGV[3]: the checks, one line each ended by a newline: key count, policy (line number in
--- ARGV[1]), t − base (or 'server'), cost, and with server time the window index of the client's
--- estimate ("1 1 250 1"; "4 2 server 1 28333333").
+-- ARGV[1]), t − base (or 'server'), cost ("1 1 250 1"; "1 2 server 1").
 -- Lua reads strings slowly: each check sends only what differs from check to check, and short
 -- numbers (a 16-digit time costs tonumber several times a 3-digit offset).
 -- Returns one string, one line per check in order, each ended by a newline: check.lua's reply, its
@@ -16,8 +15,8 @@
 local formats = {}
 
 -- check_one's reply as one line of integers ('%d': t and the states are µs beyond %.14g).
-local function check_line(keys, name, t, c, window, limit, burst, apply, base)
-  local reply = check_one(keys, name, t, c, window, limit, burst, apply, base)
+local function check_line(keys, name, t, c, window, limit, burst, apply)
+  local reply = check_one(keys, name, t, c, window, limit, burst, apply)
   local format = formats[#reply]
   if not format then
     format = string.rep('%d ', #reply - 1) .. '%d'
@@ -38,7 +37,7 @@ local base_t = tonumber(ARGV[2])
 local out = {}
 local next_key = 1
 local checked = 0
-for n, p, dt, c, base in string.gmatch(ARGV[3], '(%d+) (%d+) (%S+) (%-?%d+) ?(%-?%d*)\n') do
+for n, p, dt, c in string.gmatch(ARGV[3], '(%d+) (%d+) (%S+) (%-?%d+)\n') do
   checked = checked + 1
   local keys = {KEYS[next_key]}
   next_key = next_key + 1
@@ -52,7 +51,7 @@ for n, p, dt, c, base in string.gmatch(ARGV[3], '(%d+) (%d+) (%S+) (%-?%d+) ?(%-
     t = base_t + tonumber(dt)
   end
   local ok, reply = pcall(check_line, keys, policy[1], t, tonumber(c), policy[2], policy[3], policy[4],
-    policy[5], tonumber(base))
+    policy[5])
   if ok then
     out[#out + 1] = reply
   else

@@ -1,11 +1,7 @@
 -- One check of one policy, as check.lua and check_batch.lua run it: the algorithm's reply, then t
 -- and, on a denial, the key's state for the near-cache (see check.lua for the layout).
-local function check_one(keys, name, time_arg, c, window, limit, burst, apply, base)
+local function check_one(keys, name, time_arg, c, window, limit, burst, apply)
   local t = decision_time(time_arg)
-  keys = keys_at(name, keys, t, window, base)
-  if not keys then
-    return {-1, 0, 0, 0, 0, t, 0}
-  end
   local allowed, remaining, retry_after, reset_after, delay =
     algorithms[name](keys, t, c, window, limit, burst, apply, name)
   local reply = {allowed, remaining, retry_after, reset_after, delay, t, 0}

@@ -1,13 +1,32 @@
 -- FIXED_WINDOW: a count n for the window starting at s. Twin of FixedWindow.java.
--- keys[1]: this window's counter, named by the caller from t (the key is never computed here).
+-- keys[1]: "start count", the key's newest window and its count. A key's time never goes back: a
+-- check stamped before that window (a slow caller, a clock stepped back) counts in it, and its
+-- retryAfter is measured from its own t.
+
+-- The stored window as start, count; nil when there is none.
+local function fixed_window_read(stored)
+  if not stored then
+    return nil
+  end
+  local start_text, count_text = string.match(stored, '^(%-?%d+) (%d+)$')
+  return tonumber(start_text), tonumber(count_text)
+end
+
 local function fixed_window(keys, t, c, window, limit, burst, apply)
+  local start, count = fixed_window_read(get(keys[1]))
   local s = t - t % window
-  local n = tonumber(get(keys[1]) or '0')
+  if start and start > s then
+    s = start -- the key's newest window: time never goes back
+  end
+  local n = 0
+  if start == s then
+    n = count
+  end
   local window_end = s + window - t
   if n + c <= limit then
     if apply then
       n = n + c
-      set_px(keys[1], int(n), ttl_ms(window_end))
+      set_px(keys[1], string.format('%d %d', s, n), ttl_ms(window_end))
     end
     local reset_after = 0
     if n > 0 then
@@ -20,5 +39,9 @@ end
 
 -- The state as StateSnapshots reads it: {windowStart, count}.
 local function fixed_window_state(keys, t, window, limit, burst)
-  return {t - t % window, tonumber(get(keys[1]) or '0')}
+  local start, count = fixed_window_read(get(keys[1]))
+  if not start then
+    return {t - t % window, 0}
+  end
+  return {start, count}
 end

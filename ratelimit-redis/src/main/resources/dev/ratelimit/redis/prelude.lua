@@ -63,20 +63,3 @@ local function decision_time(arg)
   end
   return tonumber(arg)
 end
-
--- With server time the caller only estimates t, so a windowed algorithm gets the keys of windows
--- base-2 .. base+1 around its estimate (all declared in KEYS) and uses those of t's window. Returns
--- the keys to use, or nil when t's window is not among them (the caller retries with t).
-local function keys_at(name, keys, t, window, base)
-  if base == nil or (name ~= 'fixed_window' and name ~= 'sliding_window') then
-    return keys
-  end
-  local offset = math.floor(t / window) - base
-  if offset < -1 or offset > 1 then
-    return nil
-  end
-  if name == 'fixed_window' then
-    return {keys[3 + offset]}
-  end
-  return {keys[3 + offset], keys[2 + offset]}
-end

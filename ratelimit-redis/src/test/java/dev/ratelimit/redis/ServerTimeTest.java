@@ -62,14 +62,13 @@ class ServerTimeTest {
   }
 
   @Test
-  void aFirstCheckAllOnAClockHoursOffLocatesItsWindowsAtTheServersTime() {
+  void aCheckAllOnAClockHoursOffCountsInTheServersWindows() {
     String prefix = Clients.uniquePrefix();
     List<Policy> policies = List.of(Policy.of(3, Duration.ofHours(1), Algorithm.FIXED_WINDOW),
         Policy.of(3, Duration.ofHours(1), Algorithm.SLIDING_WINDOW));
     long behind = 1_000_000_000_000_000L; // 2001
     long ahead = (System.currentTimeMillis() + Duration.ofHours(5).toMillis()) * 1_000L;
-    // fresh backends: neither knows the server's clock yet, so the windows they name are not the
-    // server's; the script says so and each call is made again at the server's time
+    // the windows are the server's: the limiters' clocks, years apart, name no window
     RedisBackend sync = RedisBackend.builder(client).keyPrefix(prefix).serverTime(true).build();
     RedisBackend async = RedisBackend.builder(client).keyPrefix(prefix).serverTime(true).build();
     MultiDecision first = sync.checkAll("k", policies, 2, behind);

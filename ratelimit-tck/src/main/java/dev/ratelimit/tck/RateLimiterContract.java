@@ -10,6 +10,7 @@ import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.spi.Backend;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,12 +18,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.UUID;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -623,25 +627,29 @@ public abstract class RateLimiterContract {
   }
 
   /**
-   * A late check (its {@code now} read before another thread's, back in the previous window) is
-   * decided and counted in its own window, and the newer window's count survives it.
+   * A late check (its {@code now} read before another thread's, back in the previous window) counts
+   * in the key's newest window: a key's time never goes back, so its own window, full, is not
+   * reopened, and the newest window's room is what it gets; retryAfter runs from its own now.
    */
   @Test
-  void fixedWindowCountsALateCheckInItsOwnWindow() {
+  void fixedWindowCountsALateCheckInTheKeysNewestWindow() {
     Policy p = policy(Algorithm.FIXED_WINDOW, 2, Duration.ofSeconds(10));
     String k = key("late");
     advanceMicros(5_000_000);
     assertThat(limiter.check(k, p, 2).allowed()).isTrue(); // window [0 s, 10 s) full
     advanceMicros(5_000_000);
-    assertThat(limiter.check(k, p, 2).allowed()).isTrue(); // window [10 s, 20 s) full
+    assertThat(limiter.check(k, p).remaining()).isEqualTo(1); // window [10 s, 20 s): 1
     clock.set(START.plusMillis(9_500));
     Decision late = limiter.check(k, p);
-    assertThat(late.allowed()).as("its own window is full").isFalse();
-    // at least its own window's end; the newer window is full too, which a backend need not read
-    assertThat(late.retryAfter()).isGreaterThanOrEqualTo(Duration.ofMillis(500));
+    assertThat(late.allowed()).as("counted in [10 s, 20 s), which had room").isTrue();
+    assertThat(late.remaining()).isZero();
+    assertThat(late.resetAfter()).as("the newest window's end, from its own now").isEqualTo(Duration.ofMillis(10_500));
+    Decision again = limiter.check(k, p);
+    assertThat(again.allowed()).isFalse();
+    assertThat(again.retryAfter()).isEqualTo(Duration.ofMillis(10_500));
     clock.set(START.plusMillis(10_500));
     Decision now = limiter.check(k, p);
-    assertThat(now.allowed()).as("the newer window kept its count").isFalse();
+    assertThat(now.allowed()).as("the newest window holds the late check").isFalse();
     assertThat(now.retryAfter()).isEqualTo(Duration.ofMillis(9_500));
   }
 
@@ -665,23 +673,27 @@ public abstract class RateLimiterContract {
     assertThat(limiter.check(k, p).allowed()).as("at retryAfter").isTrue();
   }
 
-  /** The same for the sliding window counter: the late check counts in its window, the newer one stays. */
+  /**
+   * The same for the sliding window counter: a late check counts in the key's newest window, decided
+   * at that window's start (the previous window weighs in whole).
+   */
   @Test
-  void slidingWindowCountsALateCheckInItsOwnWindow() {
-    Policy p = policy(Algorithm.SLIDING_WINDOW, 4, Duration.ofSeconds(10));
+  void slidingWindowCountsALateCheckInTheKeysNewestWindow() {
+    Policy p = policy(Algorithm.SLIDING_WINDOW, 5, Duration.ofSeconds(10));
     String k = key("sw-late");
     assertThat(limiter.check(k, p, 2).allowed()).isTrue(); // window [0 s, 10 s): 2
     advanceMicros(10_000_000);
     assertThat(limiter.check(k, p, 2).allowed()).isTrue(); // 2·(1 − 0) + 2 = 4: window [10 s, 20 s): 2
     clock.set(START.plusMillis(9_500));
     Decision late = limiter.check(k, p);
-    assertThat(late.allowed()).as("in [0 s, 10 s): 0 before it, 2 in it").isTrue();
-    assertThat(late.remaining()).isEqualTo(1);
+    assertThat(late.allowed()).as("2·1 + 2 + 1 <= 5 at 10 s").isTrue();
+    assertThat(late.remaining()).isZero();
+    assertThat(late.resetAfter()).as("the end of the window after, from its own now").isEqualTo(Duration.ofMillis(20_500));
     clock.set(START.plusMillis(10_500));
     Decision now = limiter.check(k, p);
-    // previous 3 weighted by 9.5/10, plus 2, plus 1 > 4: denied until 3·(1 − f) <= 1, f = 2/3
+    // previous 2 weighted by 9.5/10, plus 3, plus 1 > 5: denied until 2·(1 − f) <= 1, f = 1/2
     assertThat(now.allowed()).isFalse();
-    assertThat(now.retryAfter()).isEqualTo(Duration.ofNanos(6_166_667_000L));
+    assertThat(now.retryAfter()).isEqualTo(Duration.ofMillis(4_500));
   }
 
   /** After 10 requests fill a 10-per-window policy, exactly 5 more pass at the next window's half. */
@@ -831,5 +843,119 @@ public abstract class RateLimiterContract {
     Decision later = limiter.check(k, p);
     assertThat(later.allowed()).isTrue();
     assertThat(later.delay()).isEqualTo(Duration.ofMillis(1_500));
+  }
+
+  // ---------------------------------------------------------------- the clock steps
+
+  /** Steps back, in windows, that the clock-step cases take. */
+  private static final double[] STEPS_BACK = {0.5, 1, 2, 3, 100};
+
+  static Stream<Arguments> clockStepsBack() {
+    Stream.Builder<Arguments> cases = Stream.builder();
+    for (Algorithm algorithm : Algorithm.values()) {
+      for (double windows : STEPS_BACK) {
+        cases.add(Arguments.of(algorithm, windows, false));
+        cases.add(Arguments.of(algorithm, windows, true));
+      }
+    }
+    return cases.build();
+  }
+
+  /**
+   * The clock steps back (an NTP step, a VM resumed, a clock set by hand) on a fresh key or a key in
+   * use: every decision is the in-memory backend's, check for check, and the step creates no
+   * capacity. A key's time never goes back: a check stamped before the newest moment its state holds
+   * is decided against that state (no window reopens, nothing refills), with retryAfter measured
+   * from its own now. A fresh key is limited as ever, though the backend has seen later times.
+   */
+  @ParameterizedTest(name = "{0}, {1} windows back, key in use: {2}")
+  @MethodSource("clockStepsBack")
+  void aClockSteppedBackCreatesNoCapacity(Algorithm algorithm, double windowsBack, boolean inUse) {
+    Policy p = policy(algorithm, 3, Duration.ofSeconds(10)); // 10 s: Redis's real-time TTLs outlive the test
+    String k = key("step-" + algorithm + "-" + windowsBack + "-" + inUse);
+    String elsewhere = key("step-elsewhere-" + algorithm + "-" + windowsBack + "-" + inUse);
+    try (Twin twin = new Twin()) {
+      twin.advanceMicros(4_500_000); // into the window
+      twin.check(elsewhere, p, 1); // the backend has seen this time, whichever key
+      if (inUse) {
+        twin.check(k, p, 1);
+        twin.advanceMicros(1_000_000);
+        twin.check(k, p, 1);
+      }
+      long room = twin.inspect(k, p).remaining();
+      twin.advanceMicros(-(long) (windowsBack * 10_000_000));
+      int admitted = 0;
+      for (int i = 0; i < 5; i++) {
+        admitted += twin.check(k, p, 1).allowed() ? 1 : 0;
+      }
+      assertThat(admitted).as("admitted after the step back: no more than the room before it").isLessThanOrEqualTo((int) room);
+      if (!inUse) {
+        assertThat(admitted).as("a fresh key admits its capacity, no more").isEqualTo(3);
+      }
+      for (int i = 0; i < 8; i++) { // on through the windows that follow, one check each quarter window
+        twin.advanceMicros(2_500_000);
+        twin.check(k, p, 1);
+      }
+    }
+  }
+
+  /**
+   * The clock steps a day forward: every state is as fresh as after a day, so the key admits its
+   * capacity; and back again: what was consumed a day ahead stays consumed until the clock reaches
+   * that time again (a key's time never goes back). Decisions are the in-memory backend's throughout.
+   */
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void aClockSteppedADayForwardAndBack(Algorithm algorithm) {
+    Policy p = policy(algorithm, 3, Duration.ofSeconds(10));
+    String k = key("day-" + algorithm);
+    try (Twin twin = new Twin()) {
+      twin.check(k, p, 3);
+      assertThat(twin.check(k, p, 1).allowed()).isFalse();
+      twin.advanceMicros(86_400_000_000L);
+      int admitted = 0;
+      for (int i = 0; i < 5; i++) {
+        admitted += twin.check(k, p, 1).allowed() ? 1 : 0;
+      }
+      assertThat(admitted).as("a day later: fresh").isEqualTo(3);
+      twin.advanceMicros(-86_400_000_000L + 1_000_000);
+      for (int i = 0; i < 3; i++) {
+        assertThat(twin.check(k, p, 1).allowed()).as("back a day: the later consumption stands").isFalse();
+      }
+    }
+  }
+
+  /**
+   * The limiter under test and an in-memory reference run side by side on clocks set alike: every
+   * decision of the backend under test must equal the reference's.
+   */
+  private final class Twin implements AutoCloseable {
+    private final ManualClock referenceClock = ManualClock.at(clock.instant());
+    private final RateLimiter reference = RateLimiter.builder().clock(referenceClock)
+        .backend(InMemoryBackend.create()).nearCache(false).build();
+
+    void advanceMicros(long micros) {
+      clock.advanceMicros(micros);
+      referenceClock.advanceMicros(micros);
+    }
+
+    Decision check(String k, Policy p, long cost) {
+      Decision expected = reference.check(k, p, cost);
+      Decision actual = limiter.check(k, p, cost);
+      assertThat(actual).as("check of %s at %s", k, clock.instant()).isEqualTo(expected);
+      return actual;
+    }
+
+    Decision inspect(String k, Policy p) {
+      Decision expected = reference.inspect(k, p);
+      Decision actual = limiter.inspect(k, p);
+      assertThat(actual).as("inspect of %s at %s", k, clock.instant()).isEqualTo(expected);
+      return actual;
+    }
+
+    @Override
+    public void close() {
+      reference.close();
+    }
   }
 }
