@@ -84,6 +84,11 @@ abstract class Entry extends ColdPrefix {
    */
   volatile boolean removed;
   /**
+   * Set once the key is checked again (or its first check took the whole capacity): the entry moves
+   * from the backend's probation segment to its kept one. Written under the lock.
+   */
+  volatile boolean kept;
+  /**
    * Set when the cache evicted this entry as expired after a check had renewed it: it is still the
    * key's entry (in the index) and goes back in the cache on its next use.
    */

@@ -4,6 +4,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.RemovalCause;
+import com.github.benmanes.caffeine.cache.Policy.Eviction;
 import com.github.benmanes.caffeine.cache.Policy.VarExpiration;
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
@@ -17,6 +18,8 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The embedded backend: all six algorithms in Java, state in a bounded Caffeine cache.
@@ -24,8 +27,8 @@ import java.util.concurrent.TimeUnit;
  * <p>State is kept per key: one entry holds the states of the policies used with that key (it is
  * the first of them), found with one lookup by the key itself, and each check is atomic under that
  * entry's own lock, held for that key's work only. Memory is bounded twice: at most
- * {@link Builder#maximumKeys(long) maximumKeys} states (Caffeine's W-TinyLFU keeps frequently used
- * keys over one-off ones), and
+ * {@link Builder#maximumKeys(long) maximumKeys} states, of which those nearest to fresh go first
+ * (see the builder), and
  * every key is dropped once its states stop mattering (are equivalent to fresh ones), at most one
  * slack later (the policy's window, at least a second and at most an hour; at least a margin of an
  * eighth of it, and half a second, later: see {@link Entry}). Until it is dropped, an expired
@@ -48,6 +51,8 @@ public final class InMemoryBackend implements Backend {
   static final int READ_SAMPLE = 64;
   /** How far the clock moves before the cache's view of it is updated by a check, ns. */
   static final long TICK_NANOS = 100_000_000L;
+  private static final long FULL_WARNING_NANOS = 60_000_000_000L;
+  private static final System.Logger LOG = System.getLogger(InMemoryBackend.class.getName());
 
   private static final VarHandle LATEST;
   private static final VarHandle RESETS_STARTED;
@@ -64,15 +69,33 @@ public final class InMemoryBackend implements Backend {
     }
   }
 
-  private final Cache<String, State> entries;
-  private final ConcurrentMap<String, State> map;
+  private final long maximumKeys;
+  /**
+   * Keys checked once, whose check left room: the nearest to fresh, and the first to go when the
+   * bound is reached. Bounded by what {@link #kept} leaves of {@code maximumKeys}.
+   */
+  private final Segment probation;
+  /**
+   * Keys checked again (allowed or denied), or whose first check took the whole capacity: kept
+   * while they matter, whatever number of keys checked once comes after them.
+   */
+  private final Segment kept;
+  /** {@link #probation}'s bound now: {@code maximumKeys} less the states {@link #kept} holds. */
+  private volatile long probationBound;
+  /** Set when {@link #kept} dropped an entry: {@link #probationBound} may grow. */
+  private volatile boolean boundStale;
+  /** The cache's clock when a full store last asked the kept segment to free expired entries. */
+  private volatile long fullCleanUpAt = Long.MIN_VALUE;
+  /** Checks of new keys decided without keeping their state: the kept states filled the bound. */
+  private final LongAdder notHeld = new LongAdder();
+  /** When the last warning about a full store was written (nanoTime), for one a minute at most. */
+  private final AtomicLong lastFullWarning = new AtomicLong(System.nanoTime() - FULL_WARNING_NANOS);
   /**
    * The same entries by key, for the hot path's lookup: one hash lookup straight to the entry. The
-   * cache decides which entries stay (size, W-TinyLFU, expiry) and its eviction listener removes
-   * them from here; an entry is put here first, then in the cache, both under the entry's lock.
+   * segments decide which entries stay (size, W-TinyLFU, expiry) and their eviction listeners remove
+   * them from here; an entry is put here first, then in its segment, both under the entry's lock.
    */
   private final ConcurrentHashMap<String, State> index = new ConcurrentHashMap<>();
-  private final VarExpiration<String, State> expiration;
   /** The limiter's clock as Caffeine sees it: the latest now, in ns; moved by at least 100 ms by checks. */
   private volatile long latestNanos = Long.MIN_VALUE;
   /**
@@ -85,31 +108,61 @@ public final class InMemoryBackend implements Backend {
   private volatile long resetsDone;
 
   private InMemoryBackend(long maximumKeys) {
-    this.entries = Caffeine.newBuilder()
-        .maximumWeight(maximumKeys)
-        .<String, State>weigher((key, entry) -> Math.max(1, entry.states))
-        .expireAfter(new UntilHold())
-        .ticker(() -> latestNanos)
-        .executor(Runnable::run)
-        .evictionListener((String key, State entry, RemovalCause cause) -> {
-          if (entry == null) {
-            return;
-          }
-          if (cause == RemovalCause.EXPIRED && (entry.isLocked() || nanos(entry.hold) > latestNanos)) {
-            // renewed, or being renewed, after the cache counted it expired (the cache's clock passed
-            // the old hold while a check was moving it on, and the cache ignores a new expiry for an
-            // entry it holds expired): the states still matter, so the entry stays the key's entry
-            // and goes back in the cache on its next use
-            entry.orphan = true;
-            return;
-          }
-          entry.resetsWhenDropped = resetsDone; // before removed: a check that sees removed sees this
-          entry.removed = true;
-          index.remove(key, entry);
-        })
-        .build();
-    this.map = entries.asMap();
-    this.expiration = entries.policy().expireVariably().orElseThrow();
+    this.maximumKeys = maximumKeys;
+    this.probation = new Segment(maximumKeys, false);
+    this.kept = new Segment(maximumKeys, true);
+    this.probationBound = maximumKeys;
+  }
+
+  /**
+   * One Caffeine cache of entries, with its views: {@link #probation} or {@link #kept}. An entry is
+   * in the one its {@link Entry#kept} names.
+   */
+  private final class Segment {
+    final Cache<String, State> cache;
+    final ConcurrentMap<String, State> map;
+    final VarExpiration<String, State> expiration;
+    final Eviction<String, State> eviction;
+
+    Segment(long maximumWeight, boolean keeps) {
+      this.cache = Caffeine.newBuilder()
+          .maximumWeight(maximumWeight)
+          .<String, State>weigher((key, entry) -> Math.max(1, entry.states))
+          .expireAfter(new UntilHold())
+          .ticker(() -> latestNanos)
+          .executor(Runnable::run)
+          .evictionListener((String key, State entry, RemovalCause cause) -> evicted(key, entry, cause, keeps))
+          .build();
+      this.map = cache.asMap();
+      this.expiration = cache.policy().expireVariably().orElseThrow();
+      this.eviction = cache.policy().eviction().orElseThrow();
+    }
+  }
+
+  /** The segment {@code entry} is in. */
+  private Segment segment(State entry) {
+    return entry.kept ? kept : probation;
+  }
+
+  /** A segment's eviction listener: the key's entry is dropped, unless it still matters or is moving. */
+  private void evicted(String key, State entry, RemovalCause cause, boolean fromKept) {
+    if (entry == null || entry.kept != fromKept) {
+      return; // moving to the kept segment: it stays the key's entry
+    }
+    if (cause == RemovalCause.EXPIRED && (entry.isLocked() || nanos(entry.hold) > latestNanos)) {
+      // renewed, or being renewed, after the cache counted it expired (the cache's clock passed
+      // the old hold while a check was moving it on, and the cache ignores a new expiry for an
+      // entry it holds expired): the states still matter, so the entry stays the key's entry
+      // and goes back in the cache on its next use
+      entry.orphan = true;
+      return;
+    }
+    entry.resetsWhenDropped = resetsDone; // before removed: a check that sees removed sees this
+    entry.removed = true;
+    index.remove(key, entry);
+    if (fromKept) {
+      boundStale = true;
+    }
   }
 
   /** A backend holding at most 1,000,000 keys. */
@@ -149,7 +202,11 @@ public final class InMemoryBackend implements Backend {
         if (!decision.allowed()) {
           return decision; // cannot happen for a valid cost; stores nothing
         }
+        if (!holdsNewKeys()) {
+          return decision; // decided as a fresh key, not kept: the kept states fill the bound
+        }
         created.adopt(policy); // the key's first state is its entry
+        created.kept = cost >= policy.capacity(); // a first check that took it all: it denies
         created.settle(created, policy, lag(nowMicros));
         created.lock();
         try {
@@ -181,8 +238,14 @@ public final class InMemoryBackend implements Backend {
       return null;
     }
     readopt(key, entry);
+    if (!entry.kept) {
+      promote(key, entry); // checked again: no longer the nearest to fresh
+      if (entry.removed && !restore(key, entry)) {
+        return null;
+      }
+    }
     if ((entry.visits++ & (READ_SAMPLE - 1)) == 0) {
-      entries.getIfPresent(key); // records the read: W-TinyLFU's frequency, access order
+      kept.cache.getIfPresent(key); // records the read: W-TinyLFU's frequency, access order
     }
     State state = entry.find(policy);
     boolean added = state == null;
@@ -194,6 +257,9 @@ public final class InMemoryBackend implements Backend {
       return decision;
     }
     if (added) {
+      if (!holdsNewKeys()) {
+        return decision; // decided as a fresh state, not kept: the kept states fill the bound
+      }
       entry.add(state, policy);
     }
     long oldHold = entry.hold;
@@ -202,9 +268,10 @@ public final class InMemoryBackend implements Backend {
       beforeRenewal(oldHold);
     }
     if (added) {
-      map.replace(key, entry, entry); // weighs the entry again and renews its expiry
+      kept.map.replace(key, entry, entry); // weighs the entry again and renews its expiry
+      adjustProbationBound();
     } else if (hold != Entry.UNCHANGED) {
-      expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
+      kept.expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
     }
     readopt(key, entry);
     if (entry.removed && !restore(key, entry)) {
@@ -243,6 +310,12 @@ public final class InMemoryBackend implements Backend {
       return null;
     }
     readopt(key, entry);
+    if (!created && !entry.kept) {
+      promote(key, entry);
+      if (entry.removed && !restore(key, entry)) {
+        return null;
+      }
+    }
     int size = policies.size();
     State[] found = new State[size];
     boolean[] fresh = new boolean[size];
@@ -263,10 +336,14 @@ public final class InMemoryBackend implements Backend {
     long oldHold = entry.hold;
     long hold = Entry.UNCHANGED;
     long lag = lag(nowMicros);
+    boolean holdsNew = created || !contains(fresh, true) || holdsNewKeys();
     for (int i = 0; i < size; i++) {
       Policy policy = policies.get(i);
       decisions[i] = State.check(found[i], policy, nowMicros, cost, true);
       if (fresh[i]) {
+        if (!holdsNew) {
+          continue; // decided as a fresh state, not kept: the kept states fill the bound
+        }
         entry.add(found[i], policy);
         grew = true;
       }
@@ -275,15 +352,19 @@ public final class InMemoryBackend implements Backend {
     }
     MultiDecision result = new MultiDecision(true, Arrays.asList(decisions));
     if (created) {
+      if (!holdsNewKeys()) {
+        return result; // decided as a fresh key, not kept: the kept states fill the bound
+      }
       return publish(key, entry) ? result : null;
     }
     if (grew || hold != Entry.UNCHANGED) {
       beforeRenewal(oldHold);
     }
     if (grew) {
-      map.replace(key, entry, entry);
+      kept.map.replace(key, entry, entry);
+      adjustProbationBound();
     } else if (hold != Entry.UNCHANGED) {
-      expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
+      kept.expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
     }
     readopt(key, entry);
     if (entry.removed && !restore(key, entry)) {
@@ -324,7 +405,10 @@ public final class InMemoryBackend implements Backend {
         if (entry.remove(policy) && entry.states == 0) {
           entry.removed = true;
           index.remove(key, entry);
-          map.remove(key, entry);
+          segment(entry).map.remove(key, entry);
+          if (entry.kept) {
+            adjustProbationBound();
+          }
         }
       } finally {
         entry.unlock();
@@ -341,18 +425,30 @@ public final class InMemoryBackend implements Backend {
    * a hot path.
    */
   public long size() {
-    entries.cleanUp();
+    probation.cache.cleanUp();
+    kept.cache.cleanUp();
     long now = latestNanos == Long.MIN_VALUE ? Long.MIN_VALUE : Math.floorDiv(latestNanos, 1_000L);
     long alive = 0;
-    for (State entry : map.values()) {
-      entry.lock();
-      try {
-        alive += entry.alive(now);
-      } finally {
-        entry.unlock();
+    for (Segment segment : List.of(probation, kept)) {
+      for (State entry : segment.map.values()) {
+        entry.lock();
+        try {
+          alive += entry.alive(now);
+        } finally {
+          entry.unlock();
+        }
       }
     }
     return alive;
+  }
+
+  /**
+   * How many checks of new keys were decided as fresh keys without keeping their state, because
+   * the states that still matter filled {@link Builder#maximumKeys maximumKeys} (see
+   * {@link Builder#maximumKeys}): a figure to watch, and a sign to raise the bound when it grows.
+   */
+  public long keysNotHeld() {
+    return notHeld.sum();
   }
 
   /**
@@ -361,14 +457,89 @@ public final class InMemoryBackend implements Backend {
    * second (or, for long expiries, a minute) later; its views skip expired entries at once.
    */
   long heldKeys() {
-    entries.cleanUp();
-    return map.keySet().stream().count();
+    probation.cache.cleanUp();
+    kept.cache.cleanUp();
+    return probation.map.keySet().stream().count() + kept.map.keySet().stream().count();
   }
 
   @Override
   public void close() {
-    entries.invalidateAll();
+    probation.cache.invalidateAll();
+    kept.cache.invalidateAll();
     index.clear();
+  }
+
+  /**
+   * Moves {@code entry}, whose lock is held, from probation to the kept segment. Should probation
+   * drop it meanwhile, its listener sees it moving and leaves it the key's entry.
+   */
+  private void promote(String key, State entry) {
+    entry.kept = true;
+    probation.map.remove(key, entry);
+    kept.map.put(key, entry); // may evict another kept entry (only when kept states alone exceed the bound)
+    adjustProbationBound();
+  }
+
+  private static boolean contains(boolean[] values, boolean value) {
+    for (boolean v : values) {
+      if (v == value) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * For tests: drops {@code key}'s entry as a segment's size eviction would, whatever the bound (a
+   * kept entry is evicted only when concurrent promotions overshoot the bound, which a test cannot
+   * arrange on one thread).
+   */
+  void evictForTest(String key) {
+    State entry = index.get(key);
+    if (entry != null && segment(entry).map.remove(key, entry)) {
+      evicted(key, entry, RemovalCause.SIZE, entry.kept);
+    }
+  }
+
+  /** Sets probation's bound to what the kept states leave of {@code maximumKeys}. */
+  private void adjustProbationBound() {
+    boundStale = false;
+    long room = Math.max(0, maximumKeys - kept.eviction.weightedSize().orElse(0));
+    if (room != probationBound) {
+      probationBound = room;
+      probation.eviction.setMaximum(room);
+    }
+  }
+
+  /**
+   * Whether a new key's state may be kept: false when the kept states fill {@code maximumKeys}. Then
+   * the check is counted in {@link #keysNotHeld} and a warning is written, at most once a minute.
+   */
+  private boolean holdsNewKeys() {
+    if (boundStale) {
+      adjustProbationBound();
+    }
+    if (probationBound > 0) {
+      return true;
+    }
+    long clock = latestNanos;
+    if (clock != fullCleanUpAt) { // the cache frees expired entries lazily: once per tick of its clock, ask it
+      fullCleanUpAt = clock;
+      kept.cache.cleanUp();
+      adjustProbationBound();
+      if (probationBound > 0) {
+        return true;
+      }
+    }
+    notHeld.increment();
+    long last = lastFullWarning.get();
+    long now = System.nanoTime();
+    if (now - last >= FULL_WARNING_NANOS && lastFullWarning.compareAndSet(last, now)) {
+      LOG.log(System.Logger.Level.WARNING, "the in-memory rate limiter holds " + maximumKeys
+          + " states that still matter (maximumKeys): checks of new keys are decided as fresh keys and"
+          + " not kept until states expire; " + notHeld.sum() + " so far. Raise maximumKeys.");
+    }
+    return false;
   }
 
   /**
@@ -379,7 +550,7 @@ public final class InMemoryBackend implements Backend {
   private void readopt(String key, State entry) {
     if (entry.orphan && !entry.removed) {
       entry.orphan = false;
-      map.put(key, entry);
+      segment(entry).map.put(key, entry);
     }
   }
 
@@ -419,7 +590,7 @@ public final class InMemoryBackend implements Backend {
     if (done != entry.resetsWhenDropped || resetsStarted != done) {
       entry.removed = true;
       index.remove(key, entry);
-      map.remove(key, entry);
+      segment(entry).map.remove(key, entry);
       return false;
     }
     return true;
@@ -439,7 +610,7 @@ public final class InMemoryBackend implements Backend {
     }
     entry.removed = true;
     index.remove(key, entry);
-    map.remove(key, entry);
+    segment(entry).map.remove(key, entry);
     return true;
   }
 
@@ -451,7 +622,7 @@ public final class InMemoryBackend implements Backend {
     if (index.putIfAbsent(key, entry) != null) {
       return false;
     }
-    map.put(key, entry);
+    segment(entry).map.put(key, entry);
     return true;
   }
 
@@ -515,6 +686,15 @@ public final class InMemoryBackend implements Backend {
     /**
      * The most (key, policy) states held at once; default 1,000,000. A key used with several
      * policies counts once per policy.
+     *
+     * <p>The bound never costs a limit to keys checked once: a key checked once, whose check left it
+     * room, is on probation and goes first (among such keys, Caffeine's W-TinyLFU decides); a key
+     * checked again, or whose first check took its whole capacity, is kept while its state matters,
+     * however many keys are checked once after it. When the kept states alone reach the bound, a
+     * check of a new key (or of a new policy on a kept key) is decided as a fresh one and its state
+     * is not kept, until states stop mattering: no held limit is lifted, new keys go unlimited
+     * meanwhile. {@link InMemoryBackend#keysNotHeld()} counts those checks, and a warning is logged
+     * at most once a minute.
      */
     public Builder maximumKeys(long maximumKeys) {
       Require.argument(maximumKeys >= 1, "maximumKeys must be at least 1, was %s", maximumKeys);

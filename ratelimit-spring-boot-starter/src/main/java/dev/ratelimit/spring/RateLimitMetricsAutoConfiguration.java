@@ -40,4 +40,26 @@ public class RateLimitMetricsAutoConfiguration {
       return l == null ? 0 : l.nearCacheSize();
     }).description("(key, policy) pairs whose denial the near-cache answers locally").register(registry);
   }
+
+  /**
+   * The counter {@code ratelimit.memory.keys.not.held}: checks of new keys the in-memory backend
+   * decided as fresh without keeping their state, because the states that still matter filled
+   * {@code ratelimit.memory.maximum-keys} (see {@link dev.ratelimit.memory.InMemoryBackend#keysNotHeld()}).
+   */
+  @Bean
+  @ConditionalOnMissingBean(name = "rateLimitMemoryGauges")
+  public io.micrometer.core.instrument.binder.MeterBinder rateLimitMemoryGauges(
+      org.springframework.beans.factory.ObjectProvider<dev.ratelimit.spi.Backend> backends) {
+    return registry -> backends.orderedStream()
+        .filter(dev.ratelimit.memory.InMemoryBackend.class::isInstance)
+        .map(dev.ratelimit.memory.InMemoryBackend.class::cast)
+        .findFirst()
+        .ifPresent(memory -> io.micrometer.core.instrument.FunctionCounter
+            .builder(MEMORY_KEYS_NOT_HELD, memory, dev.ratelimit.memory.InMemoryBackend::keysNotHeld)
+            .description("checks of new keys decided as fresh and not kept: the live states filled maximum-keys")
+            .register(registry));
+  }
+
+  /** The name of the in-memory backend's counter of keys not held. */
+  public static final String MEMORY_KEYS_NOT_HELD = "ratelimit.memory.keys.not.held";
 }

@@ -95,6 +95,27 @@ class RateLimitMetricsTest {
     return timer == null ? -1 : timer.count();
   }
 
+  /** The in-memory backend's store full of live states: each new key decided unkept is counted. */
+  @Test
+  void checksOfNewKeysNotHeldByAFullMemoryStoreAreCounted() {
+    runner.withPropertyValues("ratelimit.memory.maximum-keys=2").run(context -> {
+      RateLimiter limiter = context.getBean(RateLimiter.class);
+      MeterRegistry registry = context.getBean(MeterRegistry.class);
+      // Boot's metrics auto-configuration binds MeterBinder beans; this context has none of it
+      context.getBean("rateLimitMemoryGauges", io.micrometer.core.instrument.binder.MeterBinder.class).bindTo(registry);
+      Policy p = Policy.of(5, Duration.ofMinutes(1));
+      for (String user : List.of("a", "b")) {
+        limiter.check(user, p);
+        limiter.check(user, p); // checked again: kept
+      }
+      assertThat(registry.get(RateLimitMetricsAutoConfiguration.MEMORY_KEYS_NOT_HELD).functionCounter().count()).isZero();
+      limiter.check("c", p);
+      limiter.check("d", p);
+      assertThat(registry.get(RateLimitMetricsAutoConfiguration.MEMORY_KEYS_NOT_HELD).functionCounter().count())
+          .isEqualTo(2);
+    });
+  }
+
   @Test
   void allowedAndDeniedCallsAreCountedExactly() {
     runner.run(context -> {

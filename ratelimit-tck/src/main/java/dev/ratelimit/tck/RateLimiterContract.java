@@ -845,6 +845,36 @@ public abstract class RateLimiterContract {
     assertThat(later.delay()).isEqualTo(Duration.ofMillis(1_500));
   }
 
+  // ---------------------------------------------------------------- a store's bound
+
+  /**
+   * A flood of one-off keys (an attacker rotating keys) lifts no lockout and resets no count: a
+   * backend that bounds its store drops the states nearest to fresh first. 5,000 one-off keys, past
+   * the in-memory contract run's bound of 1,000.
+   */
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void aFloodOfOneOffKeysLiftsNoLockoutAndResetsNoCount(Algorithm algorithm) {
+    Policy login = policy(algorithm, 5, Duration.ofMinutes(15)).withName("login");
+    Policy counter = policy(algorithm, 500, Duration.ofHours(1)).withName("counter");
+    String victim = key("victim");
+    String counted = key("counted");
+    for (int i = 0; i < 5; i++) {
+      assertThat(limiter.check(victim, login).allowed()).isTrue();
+    }
+    Decision lockedOut = limiter.check(victim, login);
+    assertThat(lockedOut.allowed()).isFalse();
+    limiter.check(counted, counter);
+    limiter.check(counted, counter);
+    for (int i = 0; i < 5_000; i++) {
+      limiter.check(key("one-off-" + i), i % 2 == 0 ? login : counter);
+    }
+    Decision after = limiter.check(victim, login);
+    assertThat(after.allowed()).as("the lockout outlived the flood").isFalse();
+    assertThat(after.retryAfter()).isEqualTo(lockedOut.retryAfter());
+    assertThat(limiter.check(counted, counter).remaining()).as("the count outlived the flood").isEqualTo(497);
+  }
+
   // ---------------------------------------------------------------- the clock steps
 
   /** Steps back, in windows, that the clock-step cases take. */

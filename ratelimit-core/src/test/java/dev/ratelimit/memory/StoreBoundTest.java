@@ -1,0 +1,84 @@
+package dev.ratelimit.memory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ratelimit.Algorithm;
+import dev.ratelimit.Decision;
+import dev.ratelimit.ManualClock;
+import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimiter;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The in-memory bound must never cost a limit. With {@code maximumKeys(1000)}, a few thousand one-off
+ * keys evicted a login key that was locked out for 15 minutes (its next check was allowed with a
+ * fresh quota) and took a daily counter back to its full limit: an attacker rotating keys lifted
+ * every lockout. Keys checked once are now the first to go; a key checked again, or whose first
+ * check took its whole capacity, is kept while it matters, whatever number of one-off keys follow.
+ */
+class StoreBoundTest {
+  private static final Instant T = Instant.ofEpochSecond(1_700_000_000L);
+
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void fiftyThousandOneOffKeysLiftNoLockoutAndResetNoCount(Algorithm algorithm) {
+    ManualClock clock = ManualClock.at(T);
+    InMemoryBackend backend = InMemoryBackend.builder().maximumKeys(1_000).build();
+    Policy login = Policy.of(5, Duration.ofMinutes(15), algorithm).withName("login");
+    Policy daily = Policy.of(5_000, Duration.ofDays(1), algorithm == Algorithm.SLIDING_LOG
+        ? Algorithm.FIXED_WINDOW : algorithm).withName("daily"); // a daily log of 5,000 is not what a log is for
+    try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backend).build()) {
+      for (int i = 0; i < 5; i++) {
+        assertThat(limiter.check("victim", login).allowed()).isTrue();
+      }
+      Decision lockedOut = limiter.check("victim", login);
+      assertThat(lockedOut.allowed()).isFalse();
+      for (int i = 0; i < 3; i++) {
+        limiter.check("counted", daily);
+      }
+      for (int i = 0; i < 50_000; i++) {
+        limiter.check("one-off-" + i, i % 2 == 0 ? login : daily);
+        clock.advanceMicros(1);
+      }
+      assertThat(backend.size()).as("the bound holds").isLessThanOrEqualTo(1_000);
+      Decision stillLockedOut = limiter.check("victim", login);
+      assertThat(stillLockedOut.allowed()).as("the lockout outlived the flood").isFalse();
+      assertThat(stillLockedOut.retryAfter()).isEqualTo(lockedOut.retryAfter().minusNanos(50_000_000));
+      assertThat(limiter.check("counted", daily).remaining()).as("the count outlived the flood").isEqualTo(4_996);
+      assertThat(backend.keysNotHeld()).as("one-off keys made room for each other").isZero();
+    }
+  }
+
+  /**
+   * When the states that still matter fill the bound, the documented choice: a new key is decided as
+   * a fresh key and not kept (counted in keysNotHeld), and every kept limit stands.
+   */
+  @Test
+  void whenLiveStatesFillTheBoundNewKeysAreNotKeptAndNoLimitIsLifted() {
+    ManualClock clock = ManualClock.at(T);
+    InMemoryBackend backend = InMemoryBackend.builder().maximumKeys(100).build();
+    Policy p = Policy.of(2, Duration.ofHours(1));
+    try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backend).build()) {
+      for (int i = 0; i < 100; i++) {
+        limiter.check("user-" + i, p);
+        limiter.check("user-" + i, p); // checked again: kept
+      }
+      assertThat(backend.keysNotHeld()).isZero();
+      for (int i = 0; i < 10; i++) {
+        assertThat(limiter.check("newcomer", p).allowed()).as("decided as a fresh key").isTrue();
+      }
+      assertThat(backend.keysNotHeld()).isEqualTo(10);
+      for (int i = 0; i < 100; i++) {
+        assertThat(limiter.check("user-" + i, p).allowed()).as("user-%d still limited", i).isFalse();
+      }
+      clock.advance(Duration.ofHours(2)); // every state stops mattering: room again
+      limiter.check("newcomer", p);
+      limiter.check("newcomer", p);
+      assertThat(limiter.check("newcomer", p).allowed()).as("kept again").isFalse();
+    }
+  }
+}
