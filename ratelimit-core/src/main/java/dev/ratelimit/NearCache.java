@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import dev.ratelimit.memory.StateSnapshots;
 import dev.ratelimit.spi.Evaluation;
+import dev.ratelimit.spi.Keys;
 import dev.ratelimit.spi.MultiEvaluation;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,7 +49,7 @@ final class NearCache {
 
   /** The local answer to a check, or null when the backend must answer. */
   Decision answer(String key, Policy policy, long cost, long now) {
-    Id id = new Id(key, policy.name(), policy.algorithm());
+    Id id = new Id(Keys.bounded(key), policy.name(), policy.algorithm());
     Entry entry = entries.getIfPresent(id);
     if (entry == null || entry.state == null) {
       return null;
@@ -94,9 +95,10 @@ final class NearCache {
     Entry[] found = new Entry[policies.size()];
     Id[] ids = new Id[policies.size()];
     boolean denier = false;
+    String bounded = Keys.bounded(key);
     for (int i = 0; i < found.length; i++) {
       Policy policy = policies.get(i);
-      ids[i] = new Id(key, policy.name(), policy.algorithm());
+      ids[i] = new Id(bounded, policy.name(), policy.algorithm());
       found[i] = entries.getIfPresent(ids[i]);
       if (found[i] == null || found[i].state == null || !found[i].policy.equals(policy)
           || now + found[i].offset < found[i].takenAt) {
@@ -140,7 +142,7 @@ final class NearCache {
    * the state before the reset).
    */
   void remember(String key, Policy policy, long cost, long now, Evaluation evaluation, long resetsBefore) {
-    Id id = new Id(key, policy.name(), policy.algorithm());
+    Id id = new Id(Keys.bounded(key), policy.name(), policy.algorithm());
     Decision decision = evaluation.decision();
     long t = evaluation.nowMicros();
     if (decision.allowed() || evaluation.state() == null) {
@@ -155,9 +157,10 @@ final class NearCache {
   void rememberAll(String key, List<Policy> policies, long cost, long now, MultiEvaluation evaluation,
       long resetsBefore) {
     List<Decision> decisions = evaluation.decision().decisions();
+    String bounded = Keys.bounded(key);
     for (int i = 0; i < policies.size(); i++) {
       Policy policy = policies.get(i);
-      Id id = new Id(key, policy.name(), policy.algorithm());
+      Id id = new Id(bounded, policy.name(), policy.algorithm());
       long[] state = evaluation.states() == null ? null : evaluation.states().get(i);
       long t = evaluation.nowMicros();
       if (evaluation.decision().allowed() || state == null) {
@@ -176,7 +179,7 @@ final class NearCache {
    */
   void forget(String key, Policy policy, long now) {
     resets.incrementAndGet(stripe(key)); // first: a denial stored after this sees it (see store)
-    Id id = new Id(key, policy.name(), policy.algorithm());
+    Id id = new Id(Keys.bounded(key), policy.name(), policy.algorithm());
     Entry current = entries.getIfPresent(id);
     long offset = current == null ? 0 : current.offset;
     // the marker replaces whatever is there (a denial may be later by the clock yet describe the
@@ -213,6 +216,7 @@ final class NearCache {
     return d.getSeconds() * 1_000_000L + d.getNano() / 1_000;
   }
 
+  /** An entry's identity; the key in its bounded form, so a long key costs no more than a short one. */
   private record Id(String key, String policyName, Algorithm algorithm) {}
 
   /**

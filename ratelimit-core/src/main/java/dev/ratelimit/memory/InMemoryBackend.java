@@ -6,6 +6,7 @@ import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import com.github.benmanes.caffeine.cache.Policy.Eviction;
 import com.github.benmanes.caffeine.cache.Policy.VarExpiration;
+import dev.ratelimit.spi.Keys;
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
@@ -44,7 +45,8 @@ import java.util.concurrent.atomic.LongAdder;
  * and 60 bytes of padding against false sharing, see {@link ColdPrefix}; the objects of further
  * policies carry the same fields unused, about 185 bytes each for GCRA); SLIDING_LOG adds one
  * {@code long} per admitted unit in the window (up to {@code limit}). With the cache entry and the
- * index entry, about 325 bytes per key for GCRA, the key string aside.
+ * index entry, about 325 bytes per key for GCRA, the key string aside; a key is kept in its
+ * {@linkplain dev.ratelimit.spi.Keys#bounded bounded form}, so a long one costs no more.
  */
 public final class InMemoryBackend implements Backend {
   /** One check in this many of a key records its read with the cache (frequency and access order). */
@@ -177,7 +179,7 @@ public final class InMemoryBackend implements Backend {
 
   @Override
   public Decision check(String key, Policy policy, long cost, long nowMicros) {
-    return check(key, policy, cost, nowMicros, true);
+    return check(Keys.bounded(key), policy, cost, nowMicros, true);
   }
 
   /**
@@ -188,7 +190,7 @@ public final class InMemoryBackend implements Backend {
    * limiter validates them; this method does not).
    */
   public boolean tryAcquire(String key, Policy policy, long cost, long nowMicros) {
-    return check(key, policy, cost, nowMicros, false).allowed();
+    return check(Keys.bounded(key), policy, cost, nowMicros, false).allowed();
   }
 
   /** A check; without {@code detailed}, answered {@link State#ALLOWED} or {@link State#DENIED}. */
@@ -281,7 +283,8 @@ public final class InMemoryBackend implements Backend {
   }
 
   @Override
-  public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
+  public MultiDecision checkAll(String rawKey, List<Policy> policies, long cost, long nowMicros) {
+    String key = Keys.bounded(rawKey);
     observeExactly(nowMicros);
     for (;;) {
       State entry = index.get(key);
@@ -376,7 +379,7 @@ public final class InMemoryBackend implements Backend {
   @Override
   public Decision inspect(String key, Policy policy, long nowMicros) {
     observeExactly(nowMicros);
-    State entry = index.get(key);
+    State entry = index.get(Keys.bounded(key));
     if (entry != null) {
       entry.lock();
       try {
@@ -392,7 +395,8 @@ public final class InMemoryBackend implements Backend {
   }
 
   @Override
-  public void reset(String key, Policy policy, long nowMicros) {
+  public void reset(String rawKey, Policy policy, long nowMicros) {
+    String key = Keys.bounded(rawKey);
     observeExactly(nowMicros);
     RESETS_STARTED.getAndAdd(this, 1L);
     try {
