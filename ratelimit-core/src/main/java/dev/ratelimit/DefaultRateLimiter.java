@@ -460,6 +460,11 @@ final class DefaultRateLimiter implements RateLimiter {
     return failureMode;
   }
 
+  @Override
+  public RateLimitListener.CircuitState circuitState() {
+    return breaker.state();
+  }
+
   // ---------------------------------------------------------------------------------- backend calls
 
   /** The backend's answer; a denial's state teaches the near-cache. */

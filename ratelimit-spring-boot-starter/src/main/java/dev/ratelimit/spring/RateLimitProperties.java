@@ -164,7 +164,10 @@ public class RateLimitProperties {
     /** Consecutive failures that open the circuit; 0 disables the breaker. */
     private int failureThreshold = 5;
 
-    /** How long an open circuit skips the backend before one probe call. */
+    /**
+     * The longest wait of an open circuit between probe calls: the first probe of an outage goes after
+     * 100 ms, each failed probe doubles the wait up to this.
+     */
     private Duration coolDown = Duration.ofSeconds(5);
 
     public int getFailureThreshold() {
