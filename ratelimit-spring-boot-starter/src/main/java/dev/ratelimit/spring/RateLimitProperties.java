@@ -69,6 +69,7 @@ public class RateLimitProperties {
   /** The most denial log lines per second; denials beyond it are counted in the next line. */
   private int logDenialsMaxPerSecond = 10;
 
+  private final Health health = new Health();
   private final Memory memory = new Memory();
   private final Redis redis = new Redis();
   private final Headers headers = new Headers();
@@ -237,6 +238,29 @@ public class RateLimitProperties {
           + DenialLog.MAX_PER_SECOND + ", was " + logDenialsMaxPerSecond);
     }
     this.logDenialsMaxPerSecond = logDenialsMaxPerSecond;
+  }
+
+  public Health getHealth() {
+    return health;
+  }
+
+  /** The {@code ratelimit} health component. */
+  public static class Health {
+    /**
+     * Whether the health component's details include the backend probe's error: its exception
+     * class and message, which for Redis name the server's host and port. Off by default, since
+     * Boot shows a component's details to every caller it shows any to; turn it on only when
+     * show-details is when-authorized, or the health endpoint is not public.
+     */
+    private boolean showSensitiveDetails = false;
+
+    public boolean isShowSensitiveDetails() {
+      return showSensitiveDetails;
+    }
+
+    public void setShowSensitiveDetails(boolean showSensitiveDetails) {
+      this.showSensitiveDetails = showSensitiveDetails;
+    }
   }
 
   public Memory getMemory() {
