@@ -70,6 +70,7 @@ public class RateLimitProperties {
   private int logDenialsMaxPerSecond = 10;
 
   private final Health health = new Health();
+  private final Readiness readiness = new Readiness();
   private final Memory memory = new Memory();
   private final Redis redis = new Redis();
   private final Headers headers = new Headers();
@@ -260,6 +261,28 @@ public class RateLimitProperties {
 
     public void setShowSensitiveDetails(boolean showSensitiveDetails) {
       this.showSensitiveDetails = showSensitiveDetails;
+    }
+  }
+
+  public Readiness getReadiness() {
+    return readiness;
+  }
+
+  /** The application's readiness (Spring Boot's ReadinessState) at start-up. */
+  public static class Readiness {
+    /**
+     * Whether, with the Redis backend, the application stays not ready (REFUSING_TRAFFIC) until
+     * Redis has answered once and the scripts are loaded; until then the failure mode would decide
+     * every check. Later outages do not change readiness.
+     */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
     }
   }
 
