@@ -10,12 +10,15 @@ import java.util.function.LongSupplier;
  * outages, so never the limiter's {@link java.time.InstantSource}).
  *
  * <p>CLOSED: every call goes to the backend; {@code failureThreshold} failures in a row OPEN it.
- * OPEN: calls are refused (the failure mode decides) for {@code coolDown}, then the next call
- * moves it to HALF_OPEN and is let through as the one probe. HALF_OPEN: other calls are refused
- * while the probe runs; the probe's success CLOSES the breaker, its failure OPENS it again. A
- * probe that never reports (it should not happen: every permit is settled) is replaced by a new
- * one after another {@code coolDown}. Results of calls let through while CLOSED that arrive once
- * the breaker has left CLOSED are ignored: only the probe decides.
+ * OPEN: calls are refused (the failure mode decides) for the current probe interval, then the next
+ * call moves it to HALF_OPEN and is let through as the one probe. HALF_OPEN: other calls are
+ * refused while the probe runs; the probe's success CLOSES the breaker, its failure OPENS it again.
+ * The probe interval starts at {@link #FIRST_PROBE_INTERVAL} (or {@code maxInterval} if shorter) when
+ * the breaker opens from CLOSED, and doubles after each failed probe up to {@code maxInterval}: a
+ * short outage (a Redis restart) is noticed within about as long as it lasted, a long one costs a
+ * probe per {@code maxInterval}. A probe that never reports (it should not happen: every permit is
+ * settled) is replaced by a new one after {@code maxInterval}. Results of calls let through while
+ * CLOSED that arrive once the breaker has left CLOSED are ignored: only the probe decides.
  *
  * <p>A threshold of 0 disables it: every call is let through and nothing is tracked.
  * Thread-safe; the CLOSED fast path is one volatile read.
@@ -26,11 +29,15 @@ final class CircuitBreaker {
   /** The permit of a call let through while CLOSED (or when disabled). */
   static final long CALL = 0;
 
+  /** The interval before the first probe of an outage: short, so that a quick restart is seen at once. */
+  static final Duration FIRST_PROBE_INTERVAL = Duration.ofMillis(100);
+
   private static final System.Logger LOG = System.getLogger(RateLimiter.class.getName());
 
   private final int failureThreshold;
-  private final long coolDownNanos;
-  private final Duration coolDown;
+  private final long maxIntervalNanos;
+  private final long firstIntervalNanos;
+  private final Duration maxInterval;
   private final LongSupplier nanoTime;
   private final RateLimitListener listener;
 
@@ -40,12 +47,14 @@ final class CircuitBreaker {
   private volatile int consecutiveFailures; // written under this
   private long probeId; // guarded by this; the permit of the probe in flight, or 0
   private long probeStartedAt; // guarded by this
+  private long intervalNanos; // guarded by this; the interval OPEN waits now
   private long probes; // guarded by this
 
-  CircuitBreaker(int failureThreshold, Duration coolDown, LongSupplier nanoTime, RateLimitListener listener) {
+  CircuitBreaker(int failureThreshold, Duration maxInterval, LongSupplier nanoTime, RateLimitListener listener) {
     this.failureThreshold = failureThreshold;
-    this.coolDown = coolDown;
-    this.coolDownNanos = failureThreshold == 0 ? 0 : coolDown.toNanos();
+    this.maxInterval = maxInterval;
+    this.maxIntervalNanos = failureThreshold == 0 ? 0 : maxInterval.toNanos();
+    this.firstIntervalNanos = Math.min(FIRST_PROBE_INTERVAL.toNanos(), maxIntervalNanos);
     this.nanoTime = nanoTime;
     this.listener = listener;
   }
@@ -80,7 +89,7 @@ final class CircuitBreaker {
           moveTo(CircuitState.HALF_OPEN);
           return startProbe(now);
         default: // HALF_OPEN
-          if (probeId != 0 && now - probeStartedAt < coolDownNanos) {
+          if (probeId != 0 && now - probeStartedAt < maxIntervalNanos) {
             return REFUSED;
           }
           return startProbe(now);
@@ -130,13 +139,16 @@ final class CircuitBreaker {
   }
 
   private void open() {
-    probeAllowedAt = nanoTime.getAsLong() + coolDownNanos;
     CircuitState from = state;
+    // from CLOSED an outage starts: probe soon; after a failed probe, wait twice as long, up to the maximum
+    intervalNanos = from == CircuitState.CLOSED ? firstIntervalNanos : Math.min(2 * intervalNanos, maxIntervalNanos);
+    probeAllowedAt = nanoTime.getAsLong() + intervalNanos;
     moveTo(CircuitState.OPEN);
     if (from == CircuitState.CLOSED) {
       LOG.log(Level.WARNING, "rate limiter backend failed " + failureThreshold
-          + " times in a row: circuit OPEN, the failure mode decides for " + coolDown
-          + ", then one call probes the backend");
+          + " times in a row: circuit OPEN, the failure mode decides until a call probing the backend "
+          + "succeeds (the first after " + Duration.ofNanos(firstIntervalNanos) + ", then at intervals doubling up to "
+          + maxInterval + ")");
     }
   }
 

@@ -19,6 +19,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -36,6 +37,7 @@ final class DefaultRateLimiter implements RateLimiter {
   private static final System.Logger LOG = System.getLogger(RateLimiter.class.getName());
   private static final long ERROR_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
   private static final long SHADOW_LOG_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
+  private static final long FAILURE_MODE_LOG_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
   /** The most hot denied (key, policy) pairs the near-cache holds. */
   /** Everything the builder configured. */
   record Settings(InstantSource clock, Backend backend, FailureMode failureMode, boolean nearCache,
@@ -86,6 +88,16 @@ final class DefaultRateLimiter implements RateLimiter {
   private final Set<String> shadowPolicies;
   private final LogThrottle errorLog;
   private final LogThrottle shadowLog;
+  /** One line a minute at most while the failure mode decides (the open circuit skips calls silently). */
+  private final LogThrottle failureModeLog;
+  private final LongSupplier nanoTime;
+  /** Every decision reported, and those the failure mode made (FAIL_OPEN, FAIL_CLOSED, the local fallback). */
+  private final LongAdder decisions = new LongAdder();
+  private final LongAdder failureModeDecisions = new LongAdder();
+  // the counts and time of the last failure-mode line; guarded by failureModeLog
+  private long loggedDecisions;
+  private long loggedFailureModeDecisions;
+  private long loggedAt;
   /** Whether the backend has its own checkAsync, and its own checkAllAsync. */
   private final boolean asyncCheck;
   private final boolean asyncCheckAll;
@@ -113,6 +125,9 @@ final class DefaultRateLimiter implements RateLimiter {
     this.shadowPolicies = s.shadowPolicies();
     this.errorLog = new LogThrottle(s.nanoTime(), ERROR_LOG_INTERVAL_NANOS);
     this.shadowLog = new LogThrottle(s.nanoTime(), SHADOW_LOG_INTERVAL_NANOS);
+    this.failureModeLog = new LogThrottle(s.nanoTime(), FAILURE_MODE_LOG_INTERVAL_NANOS);
+    this.nanoTime = s.nanoTime();
+    this.loggedAt = s.nanoTime().getAsLong();
     this.asyncCheck = overrides(backend, "checkAsync", String.class, Policy.class, long.class, long.class);
     this.asyncCheckAll = overrides(backend, "checkAllAsync", String.class, List.class, long.class, long.class);
     boolean plain = backend instanceof InMemoryBackend && !asyncCheck && nearCache == null
@@ -460,6 +475,11 @@ final class DefaultRateLimiter implements RateLimiter {
     return failureMode;
   }
 
+  @Override
+  public RateLimitListener.CircuitState circuitState() {
+    return breaker.state();
+  }
+
   // ---------------------------------------------------------------------------------- backend calls
 
   /** The backend's answer; a denial's state teaches the near-cache. */
@@ -627,12 +647,47 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   private Decision report(Policy policy, Decision d, Source source) {
+    count(source);
     listener.onDecision(policy, d.allowed() ? source.allowed : source.denied);
     return d;
   }
 
+  /** Counts a decision; while the failure mode makes them, says so at most once a minute. */
+  private void count(Source source) {
+    decisions.increment();
+    if (source == Source.FAILURE || source == Source.FALLBACK) {
+      failureModeDecisions.increment();
+      if (failureModeLog.tryAcquire("failure-mode") >= 0) {
+        logFailureModeShare();
+      }
+    }
+  }
+
+  private void logFailureModeShare() {
+    synchronized (failureModeLog) {
+      long now = nanoTime.getAsLong();
+      long all = decisions.sum();
+      long byFailureMode = failureModeDecisions.sum();
+      long d = all - loggedDecisions;
+      long f = byFailureMode - loggedFailureModeDecisions;
+      long seconds = TimeUnit.NANOSECONDS.toSeconds(now - loggedAt);
+      boolean first = loggedDecisions == 0 && loggedFailureModeDecisions == 0;
+      loggedDecisions = all;
+      loggedFailureModeDecisions = byFailureMode;
+      loggedAt = now;
+      LOG.log(Level.WARNING, String.format(java.util.Locale.ROOT,
+          "%s made %d of %d decisions (%.1f %%) %s: the backend failed or was too slow, or the open circuit "
+              + "skipped it (circuit %s); logged at most once a minute while the failure mode decides",
+          failureMode == FailureMode.LOCAL_FALLBACK ? "the local fallback (LOCAL_FALLBACK)" : failureMode,
+          f, d, d == 0 ? 0.0 : 100.0 * f / d,
+          (first ? "since the limiter was built, " : "in the last ") + seconds + " s" + (first ? " ago" : ""),
+          breaker.state()));
+    }
+  }
+
   /** A shadow policy's denial, let through: allowed, no wait, remaining and resetAfter as said. */
   private Decision shadowed(Policy policy, Decision denied, Source source) {
+    count(source);
     listener.onDecision(policy, Outcome.SHADOW_DENIED);
     long suppressed = shadowLog.tryAcquire(policy.name());
     if (suppressed >= 0) {

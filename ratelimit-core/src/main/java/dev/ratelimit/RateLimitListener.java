@@ -33,7 +33,7 @@ public interface RateLimitListener {
   enum CircuitState {
     /** Calls go to the backend. */
     CLOSED,
-    /** The backend is skipped for a cool-down; the failure mode decides. */
+    /** The backend is skipped until the next probe; the failure mode decides. */
     OPEN,
     /** One probe call tests whether the backend is back. */
     HALF_OPEN

@@ -128,6 +128,14 @@ public interface RateLimiter extends AutoCloseable {
     return FailureMode.FAIL_CLOSED;
   }
 
+  /**
+   * The state of the {@link Builder#circuitBreaker circuit breaker} now; for health checks.
+   * {@link RateLimitListener.CircuitState#CLOSED CLOSED} for an implementation without one.
+   */
+  default RateLimitListener.CircuitState circuitState() {
+    return RateLimitListener.CircuitState.CLOSED;
+  }
+
   /** Closes the backend and the local fallback. */
   @Override
   void close();
@@ -139,7 +147,8 @@ public interface RateLimiter extends AutoCloseable {
 
   /**
    * A builder; defaults: system clock, in-memory backend, {@link FailureMode#FAIL_OPEN}, a 250 ms
-   * timeout, a circuit breaker of 5 failures and 5 s, no listener, no shadow mode.
+   * timeout, a circuit breaker of 5 failures whose probes of an outage start after 100 ms and wait
+   * at most 5 s apart, no listener, no shadow mode.
    */
   static Builder builder() {
     return new Builder();
@@ -154,7 +163,7 @@ public interface RateLimiter extends AutoCloseable {
    *     .timeout(Duration.ofMillis(150))                 // per check, default 250 ms
    *     .failureMode(FailureMode.LOCAL_FALLBACK)         // what a failure or a timeout decides
    *     .localFallbackShare(0.25)                        // this instance's share of each limit
-   *     .circuitBreaker(5, Duration.ofSeconds(5))        // default
+   *     .circuitBreaker(5, Duration.ofSeconds(5))        // default: probes from 100 ms, at most 5 s apart
    *     .shadowPolicies(Set.of("new-login-limit"))       // counted, reported, never blocking
    *     .listener(metrics)
    *     .build();
@@ -171,7 +180,7 @@ public interface RateLimiter extends AutoCloseable {
     public static final int DEFAULT_FAILURE_THRESHOLD = 5;
     /** The default {@link #nearCacheMaximumEntries near-cache bound}: 10,000 entries. */
     public static final long DEFAULT_NEAR_CACHE_MAXIMUM_ENTRIES = 10_000;
-    /** The default {@link #circuitBreaker(int, Duration) cool-down}: 5 s. */
+    /** The default {@link #circuitBreaker(int, Duration) cool-down}, the longest interval between probes: 5 s. */
     public static final Duration DEFAULT_COOL_DOWN = Duration.ofSeconds(5);
 
     private InstantSource clock = InstantSource.system();
@@ -292,11 +301,16 @@ public interface RateLimiter extends AutoCloseable {
     /**
      * The circuit breaker around the backend, default 5 failures and 5 s. After {@code
      * failureThreshold} failures in a row (exceptions or timeouts) it opens: calls skip the
-     * backend and the failure mode decides for {@code coolDown}; then one call probes the backend
+     * backend and the failure mode decides; after a probe interval one call probes the backend
      * while the others still skip it; the probe's success closes the circuit, its failure opens it
-     * again for another {@code coolDown}. It measures real time ({@link System#nanoTime()}), not
-     * the limiter's clock. {@code failureThreshold = 0} disables it ({@code coolDown} is then
-     * ignored).
+     * again for twice the interval. The first interval of an outage is 100 ms, and it doubles after
+     * each failed probe up to {@code coolDown}, the longest interval: after a restart of Redis,
+     * decisions come from it again within about as long as the outage lasted (and at most {@code
+     * coolDown}); during a long outage the backend sees one probe per {@code coolDown} from each
+     * limiter. (Before, {@code coolDown} was the one fixed interval; the name stays.) A {@code
+     * coolDown} under 100 ms is also the first interval. It measures real time ({@link
+     * System#nanoTime()}), not the limiter's clock. {@code failureThreshold = 0} disables it
+     * ({@code coolDown} is then ignored).
      *
      * @throws IllegalArgumentException if {@code failureThreshold < 0}, or it is positive and
      *     {@code coolDown} is not

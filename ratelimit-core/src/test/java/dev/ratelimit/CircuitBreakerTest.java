@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Timeout;
 /** The circuit breaker, on a nanosecond source the test moves. */
 class CircuitBreakerTest {
   private static final Duration COOL_DOWN = Duration.ofSeconds(5);
+  private static final Duration FIRST_PROBE = Duration.ofMillis(100);
 
   private final ManualClock clock = ManualClock.at(Instant.ofEpochSecond(1_700_000_000L));
   private final ControllableBackend backend = new ControllableBackend();
@@ -81,9 +82,9 @@ class CircuitBreakerTest {
       assertThat(events.calls).as("skipped calls are not backend calls").hasSize(3);
       assertThat(events.errors).hasSize(3);
 
-      advance(COOL_DOWN.minusNanos(1));
+      advance(FIRST_PROBE.minusNanos(1));
       limiter.check("k", policy);
-      assertThat(backend.checkCalls).as("still open 1 ns before the cool-down ends").hasValue(3);
+      assertThat(backend.checkCalls).as("still open 1 ns before the first probe is due").hasValue(3);
 
       backend.mode = Mode.THROW;
       advance(Duration.ofNanos(1));
@@ -91,8 +92,9 @@ class CircuitBreakerTest {
       assertThat(backend.checkCalls).as("one probe").hasValue(4);
       assertThat(state(limiter)).isEqualTo(CircuitState.OPEN);
       assertThat(events.transitions).containsExactly("CLOSED->OPEN", "OPEN->HALF_OPEN", "HALF_OPEN->OPEN");
+      advance(FIRST_PROBE);
       limiter.check("k", policy);
-      assertThat(backend.checkCalls).as("a failed probe opens it for another cool-down").hasValue(4);
+      assertThat(backend.checkCalls).as("a failed probe opens it for twice as long").hasValue(4);
 
       backend.mode = Mode.OK;
       advance(COOL_DOWN);
@@ -104,6 +106,65 @@ class CircuitBreakerTest {
           "OPEN->HALF_OPEN", "HALF_OPEN->CLOSED");
       assertThat(limiter.check("k", policy).remaining()).isEqualTo(98);
       assertThat(backend.checkCalls).hasValue(6);
+    }
+  }
+
+  /**
+   * A quick Redis restart was decided by the failure mode for the whole fixed cool-down (FAIL_CLOSED
+   * denied everything for 4 s after Redis answered): probes now start 100 ms into an outage and
+   * wait twice as long after each failure, up to the cool-down; a closed circuit starts over.
+   */
+  @Test
+  void probesStartAfter100msAndDoubleUpToTheCoolDownThenStartOverOnceClosed() {
+    CircuitBreaker breaker = new CircuitBreaker(1, COOL_DOWN, nanos::get, RateLimitListener.NONE);
+    breaker.onResult(breaker.tryAcquire(), false);
+    assertThat(breaker.state()).isEqualTo(CircuitState.OPEN);
+    for (long millis : new long[] {100, 200, 400, 800, 1_600, 3_200, 5_000, 5_000}) {
+      advance(Duration.ofMillis(millis).minusNanos(1));
+      assertThat(breaker.tryAcquire()).as("1 ns before the probe due %s ms after the last", millis)
+          .isEqualTo(CircuitBreaker.REFUSED);
+      advance(Duration.ofNanos(1));
+      long probe = breaker.tryAcquire();
+      assertThat(probe).as("the probe due %s ms after the last", millis).isPositive();
+      breaker.onResult(probe, false);
+      assertThat(breaker.state()).isEqualTo(CircuitState.OPEN);
+    }
+    advance(COOL_DOWN);
+    breaker.onResult(breaker.tryAcquire(), true);
+    assertThat(breaker.state()).isEqualTo(CircuitState.CLOSED);
+
+    breaker.onResult(breaker.tryAcquire(), false); // the next outage
+    advance(FIRST_PROBE.minusNanos(1));
+    assertThat(breaker.tryAcquire()).isEqualTo(CircuitBreaker.REFUSED);
+    advance(Duration.ofNanos(1));
+    assertThat(breaker.tryAcquire()).as("100 ms again, not the last interval").isPositive();
+  }
+
+  @Test
+  void aCoolDownShorterThanTheFirstProbeIntervalIsEveryInterval() {
+    CircuitBreaker breaker = new CircuitBreaker(1, Duration.ofMillis(30), nanos::get, RateLimitListener.NONE);
+    breaker.onResult(breaker.tryAcquire(), false);
+    for (int i = 0; i < 3; i++) {
+      advance(Duration.ofMillis(30).minusNanos(1));
+      assertThat(breaker.tryAcquire()).isEqualTo(CircuitBreaker.REFUSED);
+      advance(Duration.ofNanos(1));
+      long probe = breaker.tryAcquire();
+      assertThat(probe).isPositive();
+      breaker.onResult(probe, false);
+    }
+  }
+
+  @Test
+  void theLimiterTellsItsCircuitState() {
+    try (RateLimiter limiter = limiter(1)) {
+      assertThat(limiter.circuitState()).isEqualTo(CircuitState.CLOSED);
+      backend.mode = Mode.THROW;
+      limiter.check("k", policy);
+      assertThat(limiter.circuitState()).isEqualTo(CircuitState.OPEN);
+      backend.mode = Mode.OK;
+      advance(FIRST_PROBE);
+      limiter.check("k", policy);
+      assertThat(limiter.circuitState()).isEqualTo(CircuitState.CLOSED);
     }
   }
 

@@ -111,11 +111,25 @@ public final class RedisBackend implements Backend {
       }
     }, builder.batchesInFlight, builder.maxBatch, client.getConfig().isClusterConfig());
     if (builder.loadScripts) {
-      check.values().stream().distinct().forEach(this::load);
-      load(checkAll);
-      if (dispatcher != null) {
-        load(checkBatch);
-      }
+      warmUp();
+    }
+  }
+
+  /**
+   * Loads every script this backend runs into Redis ({@code SCRIPT LOAD}, on every master of a
+   * Cluster), waiting for each reply within the backend's timeout: once it returns, Redis has
+   * answered and the first checks pay neither for connecting nor for loading scripts. For
+   * readiness checks at start-up (the Spring Boot starter holds readiness until it succeeds); a
+   * backend built with {@link Builder#loadScriptsEagerly(boolean) loadScriptsEagerly(true)} (the
+   * default) has already done it. Safe to call again; writes no key.
+   *
+   * @throws RuntimeException what the client throws when Redis cannot be reached or refuses
+   */
+  public void warmUp() {
+    check.values().stream().distinct().forEach(this::load);
+    load(checkAll);
+    if (dispatcher != null) {
+      load(checkBatch);
     }
   }
 

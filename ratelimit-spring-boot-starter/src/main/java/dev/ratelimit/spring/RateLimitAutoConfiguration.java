@@ -46,8 +46,10 @@ import java.util.Map;
  */
 // after Redisson's own auto-configuration (redisson-spring-boot-starter), whose RedissonClient
 // ratelimit.backend=auto then sees and uses
+// after Boot's availability bean too: BackendReadiness answers Boot's readiness event after it has
 @AutoConfiguration(afterName = {"org.redisson.spring.starter.RedissonAutoConfigurationV2",
-    "org.redisson.spring.starter.RedissonAutoConfigurationV4"})
+    "org.redisson.spring.starter.RedissonAutoConfigurationV4",
+    "org.springframework.boot.autoconfigure.availability.ApplicationAvailabilityAutoConfiguration"})
 @ConditionalOnProperty(prefix = "ratelimit", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 // Redis first: the in-memory backend backs off when Redis made one. (Not nested classes: Spring

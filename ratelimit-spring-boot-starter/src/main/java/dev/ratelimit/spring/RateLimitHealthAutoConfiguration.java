@@ -15,7 +15,8 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * The {@code ratelimit} health contributor ({@link RateLimitHealthIndicator}), when Boot's health
- * support is on the class path; off with {@code management.health.ratelimit.enabled=false}.
+ * support is on the class path; off with {@code management.health.ratelimit.enabled=false}. The
+ * probe's error is among its details only with {@code ratelimit.health.show-sensitive-details=true}.
  */
 @AutoConfiguration(after = RateLimitAutoConfiguration.class)
 @ConditionalOnClass({HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class})
@@ -27,10 +28,14 @@ public class RateLimitHealthAutoConfiguration {
   @ConditionalOnMissingBean(name = "ratelimitHealthIndicator")
   @ConditionalOnEnabledHealthIndicator("ratelimit")
   public RateLimitHealthIndicator ratelimitHealthIndicator(Backend backend, ObjectProvider<InstantSource> clock,
-      ObjectProvider<RateLimiter> limiter) {
-    // the limiter's own failure mode: the application's limiter may have been built with another
+      ObjectProvider<RateLimiter> limiter, ObjectProvider<RateLimitProperties> properties) {
+    // the limiter's own failure mode and circuit: the application's limiter may have been built otherwise
     RateLimiter unique = limiter.getIfUnique();
-    return new RateLimitHealthIndicator(backend, clock.getIfAvailable(InstantSource::system),
-        unique == null ? FailureMode.FAIL_CLOSED : unique.failureMode());
+    InstantSource source = clock.getIfAvailable(InstantSource::system);
+    if (unique == null) {
+      return new RateLimitHealthIndicator(backend, source, FailureMode.FAIL_CLOSED);
+    }
+    RateLimitProperties p = properties.getIfAvailable();
+    return new RateLimitHealthIndicator(backend, source, unique, p != null && p.getHealth().isShowSensitiveDetails());
   }
 }

@@ -20,7 +20,12 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *       {@link RateLimitListener.Outcome} in lower case: {@code allowed}, {@code denied}, ...);</li>
  *   <li>{@value #BACKEND_LATENCY} (timer), tag {@code outcome}: {@code success} or {@code error};</li>
  *   <li>{@value #BACKEND_ERRORS} (counter), tag {@code exception}: the error's simple class name;</li>
- *   <li>{@value #CIRCUIT_STATE} (gauge): 0 closed, 1 half-open, 2 open.</li>
+ *   <li>{@value #CIRCUIT_STATE} (gauge): 0 closed, 1 half-open, 2 open;</li>
+ *   <li>{@value #FAILURE_MODE_DECISIONS} (counter): decisions the failure mode made (outcomes
+ *       {@code failure_allowed}, {@code failure_denied}, {@code fallback_allowed}, {@code
+ *       fallback_denied}), all policies together;</li>
+ *   <li>{@value #FAILURE_MODE_SHARE} (gauge): their share of all decisions over the last minute,
+ *       from 0 to 1: alert on it above 0.</li>
  * </ul>
  * Cardinality is bounded: keys are never tags, at most {@code maxPolicyTags} policy names are
  * (later ones count under {@value #OTHER}), and at most {@value #MAX_EXCEPTION_TAGS} exception
@@ -35,6 +40,10 @@ public final class RateLimitMetrics implements RateLimitListener {
   public static final String BACKEND_ERRORS = "ratelimit.backend.errors";
   /** The circuit breaker's state. */
   public static final String CIRCUIT_STATE = "ratelimit.circuit.state";
+  /** Decisions made by the failure mode, every policy together. */
+  public static final String FAILURE_MODE_DECISIONS = "ratelimit.failure.mode.decisions";
+  /** The share of decisions the failure mode made over the last minute. */
+  public static final String FAILURE_MODE_SHARE = "ratelimit.failure.mode.share";
   /** The tag value that stands for every policy or exception beyond the cap. */
   public static final String OTHER = "other";
   /** The default cap on distinct policy tag values. */
@@ -53,6 +62,8 @@ public final class RateLimitMetrics implements RateLimitListener {
   private final Timer success;
   private final Timer error;
   private final AtomicInteger circuit = new AtomicInteger();
+  private final Counter failureMode;
+  private final MinuteShare failureModeShare;
 
   /** Meters in {@code registry}, with at most {@value #DEFAULT_MAX_POLICY_TAGS} policy tag values. */
   public RateLimitMetrics(MeterRegistry registry) {
@@ -61,6 +72,11 @@ public final class RateLimitMetrics implements RateLimitListener {
 
   /** Meters in {@code registry}, with at most {@code maxPolicyTags} policy tag values. */
   public RateLimitMetrics(MeterRegistry registry, int maxPolicyTags) {
+    this(registry, maxPolicyTags, System::nanoTime);
+  }
+
+  /** For tests: the last minute of {@value #FAILURE_MODE_SHARE} on {@code nanoTime}. */
+  RateLimitMetrics(MeterRegistry registry, int maxPolicyTags, java.util.function.LongSupplier nanoTime) {
     if (maxPolicyTags < 1) {
       throw new IllegalArgumentException("maxPolicyTags must be at least 1, was " + maxPolicyTags);
     }
@@ -70,6 +86,13 @@ public final class RateLimitMetrics implements RateLimitListener {
     this.error = latency("error");
     Gauge.builder(CIRCUIT_STATE, circuit, AtomicInteger::get)
         .description("The rate limiter's circuit breaker: 0 closed, 1 half-open, 2 open")
+        .register(registry);
+    this.failureMode = Counter.builder(FAILURE_MODE_DECISIONS)
+        .description("Rate limit decisions made by the failure mode, because the backend failed or was skipped")
+        .register(registry);
+    this.failureModeShare = new MinuteShare(nanoTime);
+    Gauge.builder(FAILURE_MODE_SHARE, failureModeShare, MinuteShare::share)
+        .description("The share of rate limit decisions the failure mode made over the last minute, 0 to 1")
         .register(registry);
   }
 
@@ -92,6 +115,18 @@ public final class RateLimitMetrics implements RateLimitListener {
       byOutcome.set(outcome.ordinal(), counter);
     }
     counter.increment();
+    boolean byFailureMode = byFailureMode(outcome);
+    if (byFailureMode) {
+      failureMode.increment();
+    }
+    failureModeShare.record(byFailureMode);
+  }
+
+  private static boolean byFailureMode(Outcome outcome) {
+    return switch (outcome) {
+      case FAILURE_ALLOWED, FAILURE_DENIED, FALLBACK_ALLOWED, FALLBACK_DENIED -> true;
+      default -> false;
+    };
   }
 
   private AtomicReferenceArray<Counter> countersOf(String policyName) {

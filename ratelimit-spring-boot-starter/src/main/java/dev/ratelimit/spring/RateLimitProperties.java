@@ -69,6 +69,8 @@ public class RateLimitProperties {
   /** The most denial log lines per second; denials beyond it are counted in the next line. */
   private int logDenialsMaxPerSecond = 10;
 
+  private final Health health = new Health();
+  private final Readiness readiness = new Readiness();
   private final Memory memory = new Memory();
   private final Redis redis = new Redis();
   private final Headers headers = new Headers();
@@ -164,7 +166,10 @@ public class RateLimitProperties {
     /** Consecutive failures that open the circuit; 0 disables the breaker. */
     private int failureThreshold = 5;
 
-    /** How long an open circuit skips the backend before one probe call. */
+    /**
+     * The longest wait of an open circuit between probe calls: the first probe of an outage goes after
+     * 100 ms, each failed probe doubles the wait up to this.
+     */
     private Duration coolDown = Duration.ofSeconds(5);
 
     public int getFailureThreshold() {
@@ -234,6 +239,51 @@ public class RateLimitProperties {
           + DenialLog.MAX_PER_SECOND + ", was " + logDenialsMaxPerSecond);
     }
     this.logDenialsMaxPerSecond = logDenialsMaxPerSecond;
+  }
+
+  public Health getHealth() {
+    return health;
+  }
+
+  /** The {@code ratelimit} health component. */
+  public static class Health {
+    /**
+     * Whether the health component's details include the backend probe's error: its exception
+     * class and message, which for Redis name the server's host and port. Off by default, since
+     * Boot shows a component's details to every caller it shows any to; turn it on only when
+     * show-details is when-authorized, or the health endpoint is not public.
+     */
+    private boolean showSensitiveDetails = false;
+
+    public boolean isShowSensitiveDetails() {
+      return showSensitiveDetails;
+    }
+
+    public void setShowSensitiveDetails(boolean showSensitiveDetails) {
+      this.showSensitiveDetails = showSensitiveDetails;
+    }
+  }
+
+  public Readiness getReadiness() {
+    return readiness;
+  }
+
+  /** The application's readiness (Spring Boot's ReadinessState) at start-up. */
+  public static class Readiness {
+    /**
+     * Whether, with the Redis backend, the application stays not ready (REFUSING_TRAFFIC) until
+     * Redis has answered once and the scripts are loaded; until then the failure mode would decide
+     * every check. Later outages do not change readiness.
+     */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
   }
 
   public Memory getMemory() {

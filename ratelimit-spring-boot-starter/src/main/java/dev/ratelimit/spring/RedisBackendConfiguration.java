@@ -8,6 +8,8 @@ import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.availability.ApplicationAvailability;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -29,7 +31,6 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 @ConditionalOnClass({RedissonClient.class, RedisBackend.class})
 @Conditional(RedisBackendConfiguration.RedisSelected.class)
 class RedisBackendConfiguration {
-  private static final dev.ratelimit.Policy WARM_UP = dev.ratelimit.Policy.parse("1/1s").withName("warm-up");
 
   @Bean
   @ConditionalOnMissingBean(Backend.class)
@@ -37,31 +38,26 @@ class RedisBackendConfiguration {
       OwnRedissonClient own, Environment environment) {
     Duration redisTimeout = redisTimeout(properties, environment);
     RedissonClient client = clients.getIfUnique(own::client);
-    RedisBackend backend = RedisBackend.builder(client)
+    return RedisBackend.builder(client)
         .keyPrefix(properties.getRedis().getKeyPrefix())
         .timeout(redisTimeout)
-        .loadScriptsEagerly(false) // the application starts while Redis is down; scripts load on first use
+        .loadScriptsEagerly(false) // the application starts while Redis is down; BackendReadiness loads them
         .build();
-    warmUp(backend);
-    return backend;
   }
 
   /**
-   * Connects and loads the scripts in the background, so that the first real check does not pay
-   * for a lazy connection (and lose to the limiter's timeout). An inspection writes nothing; a
-   * failure here changes nothing.
+   * Connects and loads the scripts in the background, retrying until Redis answers, so that the
+   * first real check does not pay for a lazy connection (and lose to the limiter's timeout); until
+   * then the application is not ready, unless {@code ratelimit.readiness.enabled=false}. For the
+   * application's own backend bean too, when it is a {@link RedisBackend}.
    */
-  private static void warmUp(RedisBackend backend) {
-    Thread warmUp = new Thread(() -> {
-      try {
-        long now = System.currentTimeMillis() * 1_000L;
-        backend.inspect("ratelimit:warm-up", WARM_UP, now);
-      } catch (RuntimeException e) {
-        // Redis is down or slow: the failure mode will decide until it is back
-      }
-    }, "ratelimit-redis-warm-up");
-    warmUp.setDaemon(true);
-    warmUp.start();
+  @Bean
+  @ConditionalOnMissingBean
+  BackendReadiness rateLimitBackendReadiness(ObjectProvider<Backend> backend, RateLimitProperties properties,
+      ApplicationEventPublisher publisher, ObjectProvider<ApplicationAvailability> availability) {
+    Backend b = backend.getIfUnique();
+    return new BackendReadiness(b instanceof RedisBackend redis ? redis : null, properties.getReadiness().isEnabled(),
+        publisher, availability.getIfAvailable());
   }
 
   @Bean

@@ -116,6 +116,41 @@ class RateLimitMetricsTest {
     });
   }
 
+  /**
+   * Most decisions of a cold instance came from FAIL_OPEN and no meter said so in one number: a
+   * counter of the failure mode's decisions, and a gauge of their share over the last minute.
+   */
+  @Test
+  void theFailureModesDecisionsAreCountedAndTheirShareOverTheLastMinuteIsAGauge() {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong(7_000_000_000L);
+    RateLimitMetrics metrics = new RateLimitMetrics(registry, 10, nanos::get);
+    Policy a = Policy.parse("10/1m").withName("a");
+    Policy b = Policy.parse("10/1m").withName("b");
+    assertThat(registry.get(RateLimitMetrics.FAILURE_MODE_SHARE).gauge().value()).isZero();
+
+    metrics.onDecision(a, Outcome.ALLOWED);
+    metrics.onDecision(a, Outcome.DENIED);
+    metrics.onDecision(b, Outcome.DENIED_BY_NEAR_CACHE);
+    metrics.onDecision(b, Outcome.SHADOW_DENIED);
+    nanos.addAndGet(Duration.ofSeconds(30).toNanos());
+    metrics.onDecision(a, Outcome.FAILURE_ALLOWED);
+    metrics.onDecision(b, Outcome.FAILURE_DENIED);
+    metrics.onDecision(a, Outcome.FALLBACK_ALLOWED);
+    metrics.onDecision(b, Outcome.FALLBACK_DENIED);
+    assertThat(registry.get(RateLimitMetrics.FAILURE_MODE_DECISIONS).counter().count()).isEqualTo(4);
+    assertThat(registry.get(RateLimitMetrics.FAILURE_MODE_SHARE).gauge().value()).isEqualTo(0.5);
+
+    nanos.addAndGet(Duration.ofSeconds(30).toNanos()); // the first four are a minute old
+    assertThat(registry.get(RateLimitMetrics.FAILURE_MODE_SHARE).gauge().value()).isEqualTo(1.0);
+    metrics.onDecision(a, Outcome.ALLOWED);
+    assertThat(registry.get(RateLimitMetrics.FAILURE_MODE_SHARE).gauge().value()).isEqualTo(0.8);
+    nanos.addAndGet(Duration.ofSeconds(59).toNanos());
+    assertThat(registry.get(RateLimitMetrics.FAILURE_MODE_SHARE).gauge().value()).isZero();
+    assertThat(registry.get(RateLimitMetrics.FAILURE_MODE_DECISIONS).counter().count()).as("a counter keeps counting")
+        .isEqualTo(4);
+  }
+
   @Test
   void allowedAndDeniedCallsAreCountedExactly() {
     runner.run(context -> {
