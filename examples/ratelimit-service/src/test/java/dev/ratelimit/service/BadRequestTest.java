@@ -18,7 +18,7 @@ import tools.jackson.databind.JsonNode;
 
 /** Every bad request is a 400 problem+json naming the field, and consumes nothing. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-    properties = "ratelimit-service.max-body-bytes=12000")
+    properties = {"ratelimit-service.max-body-bytes=12000", "ratelimit-service.admin-token=" + Http.ADMIN_TOKEN})
 class BadRequestTest {
   @LocalServerPort
   int port;
@@ -26,7 +26,7 @@ class BadRequestTest {
 
   @BeforeEach
   void setUp() {
-    http = new Http(port);
+    http = new Http(port, Http.ADMIN_TOKEN);
   }
 
   @ParameterizedTest(name = "{0} -> {1}")
