@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.springframework.core.annotation.Order;
@@ -188,7 +189,10 @@ class WholeRequestReader extends OncePerRequestFilter {
     public void onStartAsync(AsyncEvent event) {}
   }
 
-  /** The request with its body as received; reading a body over the cap fails with {@link BodyTooLarge}. */
+  /**
+   * The request with its body as received; reading a body over the cap fails with {@link BodyTooLarge},
+   * a JSON body that is not UTF-8 with {@link BodyNotUtf8}.
+   */
   private static final class Received extends HttpServletRequestWrapper {
     private final Body body;
     private final int limit;
@@ -201,7 +205,15 @@ class WholeRequestReader extends OncePerRequestFilter {
 
     @Override
     public ServletInputStream getInputStream() {
-      return new BytesStream(body.bytes(), body.tooLarge() ? new BodyTooLarge(limit) : null);
+      return new BytesStream(body.bytes(), body.tooLarge() ? new BodyTooLarge(limit) : notUtf8());
+    }
+
+    /** JSON is UTF-8: a JSON body that is not fails at once, saying so, not as a JSON error. */
+    private IOException notUtf8() {
+      String type = getContentType();
+      boolean json = type != null && type.toLowerCase(Locale.ROOT).contains("json");
+      String encoding = getCharacterEncoding();
+      return json && (encoding == null || encoding.equalsIgnoreCase("UTF-8")) ? BodyNotUtf8.check(body.bytes()) : null;
     }
 
     @Override
