@@ -40,7 +40,7 @@ class ApiErrors extends ResponseEntityExceptionHandler {
   ResponseEntity<ProblemDetail> unavailable(BackendUnavailable e) {
     log.warn("rate-limit backend call failed: {}", e.getCause().toString());
     ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE,
-        "the rate-limit backend did not answer: " + e.getCause().getClass().getSimpleName());
+        "the rate-limit backend did not answer: retry later (the service's log has the error)");
     return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body(problem);
   }
 

@@ -85,6 +85,8 @@ class ServiceConfigurationTest {
 
       HttpResponse<String> inspect = http.get("/v1/inspect/per-user/k");
       assertThat(inspect.statusCode()).isEqualTo(503);
+      assertThat(json(inspect).get("detail").asString()).contains("backend did not answer", "retry later")
+          .doesNotContain("Exception"); // the client learns what to do, the log gets the type
       assertThat(inspect.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 
       HttpResponse<String> reset = http.delete("/v1/keys/per-user/k");
