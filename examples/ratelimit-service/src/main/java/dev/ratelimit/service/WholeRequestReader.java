@@ -95,11 +95,11 @@ class WholeRequestReader extends OncePerRequestFilter {
     arrival.abandonBody();
     response.setHeader("Connection", "close");
     Problems.write(response, HttpServletResponse.SC_REQUEST_TIMEOUT, "the request did not arrive whole within "
-        + properties() + " of its first byte: send the request line, headers and body without pauses",
+        + deadline() + " of its first byte: send the request line, headers and body without pauses",
         request.getRequestURI());
   }
 
-  private String properties() {
+  private String deadline() {
     return TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms (ratelimit-service.request-read-timeout)";
   }
 
