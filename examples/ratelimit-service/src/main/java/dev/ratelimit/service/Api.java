@@ -15,6 +15,9 @@ final class Api {
   /** {@code POST /v1/check}: one policy; {@code cost} defaults to 1. */
   record CheckRequest(String key, String policy, Long cost) {}
 
+  /** {@code POST /v1/inspect} and {@code POST /v1/reset}: one key under one policy, any key a check accepts. */
+  record KeyRequest(String key, String policy) {}
+
   /** {@code POST /v1/check-all}: several policies, one atomic decision; {@code cost} defaults to 1. */
   record CheckAllRequest(String key, List<String> policies, Long cost) {}
 

@@ -119,8 +119,22 @@ class DecisionController {
   Api.DecisionBody inspect(@PathVariable("policy") String policyName, @PathVariable("key") String pathKey,
       HttpServletRequest http, HttpServletResponse response) {
     Policy policy = policy(policyName, "policy");
+    return inspect(pathKey(pathKey, http), policy, response);
+  }
+
+  /**
+   * {@link #inspect(String, String, HttpServletRequest, HttpServletResponse) inspect} with the key in
+   * the body: any key a check accepts, also those no path can carry (a NUL, a lone surrogate, 8 KB
+   * and more).
+   */
+  @PostMapping(path = "/inspect", consumes = "application/json")
+  Api.DecisionBody inspect(@RequestBody Api.KeyRequest request, HttpServletResponse response) {
+    String key = requireKey(request.key());
+    return inspect(key, policy(request.policy(), "policy"), response);
+  }
+
+  private Api.DecisionBody inspect(String key, Policy policy, HttpServletResponse response) {
     response.setHeader("Cache-Control", "no-store");
-    String key = pathKey(pathKey, http);
     try {
       return Api.DecisionBody.of(limiter.inspect(key, policy));
     } catch (RuntimeException e) {
@@ -133,7 +147,17 @@ class DecisionController {
   ResponseEntity<Void> reset(@PathVariable("policy") String policyName, @PathVariable("key") String pathKey,
       HttpServletRequest http) {
     Policy policy = policy(policyName, "policy");
-    String key = pathKey(pathKey, http);
+    return reset(pathKey(pathKey, http), policy);
+  }
+
+  /** {@link #reset(String, String, HttpServletRequest) reset} with the key in the body, any key a check accepts. */
+  @PostMapping(path = "/reset", consumes = "application/json")
+  ResponseEntity<Void> reset(@RequestBody Api.KeyRequest request) {
+    String key = requireKey(request.key());
+    return reset(key, policy(request.policy(), "policy"));
+  }
+
+  private ResponseEntity<Void> reset(String key, Policy policy) {
     try {
       limiter.reset(key, policy);
     } catch (RuntimeException e) {

@@ -18,7 +18,7 @@ import tools.jackson.databind.JsonNode;
 
 /** Every bad request is a 400 problem+json naming the field, and consumes nothing. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-    properties = "ratelimit-service.max-body-bytes=12000")
+    properties = {"ratelimit-service.max-body-bytes=12000", "ratelimit-service.admin-token=" + Http.ADMIN_TOKEN})
 class BadRequestTest {
   @LocalServerPort
   int port;
@@ -26,7 +26,7 @@ class BadRequestTest {
 
   @BeforeEach
   void setUp() {
-    http = new Http(port);
+    http = new Http(port, Http.ADMIN_TOKEN);
   }
 
   @ParameterizedTest(name = "{0} -> {1}")
@@ -53,6 +53,42 @@ class BadRequestTest {
   })
   void check(String body, String field, String reason) {
     assertProblem(http.post("/v1/check", body.equals("''") ? "" : body), field, reason);
+  }
+
+  /** Jackson's messages named Java types and its own settings; the API's name the field and what it must be. */
+  @ParameterizedTest(name = "{0} -> {1}")
+  @CsvSource(delimiter = '|', value = {
+      "/v1/check     | {\"key\":[\"a\"],\"policy\":\"login\"}            | key      | it must be a string",
+      "/v1/check     | {\"key\":{},\"policy\":\"login\"}                 | key      | it must be a string",
+      "/v1/check     | {\"key\":\"k\",\"policy\":\"login\",\"cost\":\"3\"}  | cost     | a whole number of at least 1",
+      "/v1/check     | {\"key\":\"k\",\"policy\":\"login\",\"cost\":99999999999999999999} | cost | out of range",
+      "/v1/check     | {\"key\":\"k\",\"policy\":[\"login\"]}            | policy   | the name of a configured policy",
+      "/v1/check-all | {\"key\":\"k\",\"policies\":\"login\"}            | policies | an array of policy names",
+      "/v1/check-all | {\"key\":\"k\",\"policies\":[\"login\",7]}        | policies[1] | the name of a configured policy",
+      "/v1/check     | {\"key\":                                  | body     | malformed JSON at line 1",
+      "/v1/check     | {\"key\" \"k\"}                              | body     | malformed JSON at line 1, column 8",
+  })
+  void messagesNameTheFieldNotJavaTypes(String path, String body, String field, String reason) {
+    HttpResponse<String> response = http.post(path, body);
+    assertProblem(response, field, reason);
+    assertThat(json(response).get("detail").asString())
+        .doesNotContain("java.", "`", "CoercionConfig", "StreamReadConstraints", "ArrayList", "JsonToken", "Source:");
+  }
+
+  @Test
+  void aNumberTooLongForTheJsonReaderIsSaidPlainly() {
+    HttpResponse<String> response = http.post("/v1/check", "{\"key\":\"k\",\"policy\":\"login\",\"cost\":"
+        + "1".repeat(1001) + "}");
+    assertProblem(response, "body", "a number of more than 1000 digits");
+    assertThat(json(response).get("detail").asString()).doesNotContain("StreamReadConstraints", "`");
+  }
+
+  @Test
+  void aBodyThatIsNotUtf8SaysSo() {
+    byte[] body = "{\"key\":\"a\u00ff\",\"policy\":\"login\"}".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+    HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(http.base() + "/v1/check"))
+        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(body)));
+    assertProblem(response, "body", "the body is not valid UTF-8 (byte 0xFF at offset 9)");
   }
 
   @ParameterizedTest(name = "{0} -> {1}")

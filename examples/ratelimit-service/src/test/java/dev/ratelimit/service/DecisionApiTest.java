@@ -21,7 +21,8 @@ import org.springframework.context.annotation.Bean;
 import tools.jackson.databind.JsonNode;
 
 /** The service on a random port, in memory, on a manual clock; real HTTP. */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+    properties = "ratelimit-service.admin-token=" + Http.ADMIN_TOKEN)
 class DecisionApiTest {
   static final Instant START = Instant.ofEpochSecond(1_700_000_000L);
 
@@ -41,7 +42,7 @@ class DecisionApiTest {
 
   @BeforeEach
   void setUp() {
-    http = new Http(port);
+    http = new Http(port, Http.ADMIN_TOKEN);
   }
 
   private static String unique(String name) {

@@ -14,10 +14,19 @@ import tools.jackson.databind.json.JsonMapper;
 final class Http {
   static final JsonMapper JSON = JsonMapper.builder().build();
   private static final HttpClient CLIENT = HttpClient.newHttpClient();
+  /** The admin token that the tests that reset keys configure (ratelimit-service.admin-token). */
+  static final String ADMIN_TOKEN = "test-admin-token-0123456789";
   private final String base;
+  private final String token;
 
   Http(int port) {
+    this(port, null);
+  }
+
+  /** A client that sends {@code token} as {@code Authorization: Bearer} on every request. */
+  Http(int port, String token) {
     this.base = "http://127.0.0.1:" + port;
+    this.token = token;
   }
 
   HttpResponse<String> post(String path, String json) {
@@ -38,6 +47,9 @@ final class Http {
   }
 
   HttpResponse<String> send(HttpRequest.Builder request) {
+    if (token != null) {
+      request.header("Authorization", "Bearer " + token);
+    }
     try {
       return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
     } catch (IOException e) {

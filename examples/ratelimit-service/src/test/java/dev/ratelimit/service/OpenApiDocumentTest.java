@@ -44,7 +44,7 @@ class OpenApiDocumentTest {
         }
       }
     }
-    assertThat(mapped).hasSize(5);
+    assertThat(mapped).hasSize(7);
     assertThat(documented).isEqualTo(mapped);
   }
 }

@@ -41,10 +41,10 @@ class ServiceConfigurationTest {
   void twoInstancesOnOneRedisShareOneLimit() {
     Map<String, String> env = Map.of("RATELIMIT_REDIS_URL", RedisServer.shared().url(),
         "RATELIMIT_REDIS_KEY_PREFIX", "service-" + System.nanoTime(), "RATELIMIT_TIMEOUT", "5s",
-        "RATELIMIT_REDIS_TIMEOUT", "5s");
+        "RATELIMIT_REDIS_TIMEOUT", "5s", "RATELIMIT_SERVICE_ADMIN_TOKEN", Http.ADMIN_TOKEN);
     try (ConfigurableApplicationContext a = ServiceInstances.start(env);
         ConfigurableApplicationContext b = ServiceInstances.start(env)) {
-      Http first = new Http(ServiceInstances.port(a));
+      Http first = new Http(ServiceInstances.port(a), Http.ADMIN_TOKEN);
       Http second = new Http(ServiceInstances.port(b));
       String key = "shared:" + System.nanoTime();
       int allowed = 0;
@@ -73,8 +73,8 @@ class ServiceConfigurationTest {
     }
     try (ConfigurableApplicationContext service = ServiceInstances.start(Map.of(
         "RATELIMIT_REDIS_URL", "redis://127.0.0.1:" + deadPort, "RATELIMIT_TIMEOUT", "300ms",
-        "RATELIMIT_REDIS_TIMEOUT", "200ms"))) {
-      Http http = new Http(ServiceInstances.port(service));
+        "RATELIMIT_REDIS_TIMEOUT", "200ms", "RATELIMIT_SERVICE_ADMIN_TOKEN", Http.ADMIN_TOKEN))) {
+      Http http = new Http(ServiceInstances.port(service), Http.ADMIN_TOKEN);
       HttpResponse<String> check = http.post("/v1/check", Map.of("key", "k", "policy", "per-user"));
       assertThat(check.statusCode()).isEqualTo(200);
       JsonNode decision = json(check);
@@ -85,6 +85,8 @@ class ServiceConfigurationTest {
 
       HttpResponse<String> inspect = http.get("/v1/inspect/per-user/k");
       assertThat(inspect.statusCode()).isEqualTo(503);
+      assertThat(json(inspect).get("detail").asString()).contains("backend did not answer", "retry later")
+          .doesNotContain("Exception"); // the client learns what to do, the log gets the type
       assertThat(inspect.headers().firstValue("Content-Type")).hasValue("application/problem+json");
 
       HttpResponse<String> reset = http.delete("/v1/keys/per-user/k");
