@@ -697,7 +697,7 @@ final class DefaultRateLimiter implements RateLimiter {
           + (suppressed > 0 ? "; " + suppressed + " more since the last line" : "")
           + " (logged at most once a minute per policy)");
     }
-    return new Decision(policy, true, denied.remaining(), Duration.ZERO, denied.resetAfter(), Duration.ZERO);
+    return Decision.allowed(policy, denied.remaining(), denied.resetAfterMicros(), 0);
   }
 
   private boolean isShadow(Policy policy) {

@@ -117,7 +117,8 @@ final class LocalFallback implements AutoCloseable {
 
   private static Decision as(Policy policy, Decision d) {
     return d.policy() == policy ? d
-        : new Decision(policy, d.allowed(), d.remaining(), d.retryAfter(), d.resetAfter(), d.delay());
+        : d.allowed() ? Decision.allowed(policy, d.remaining(), d.resetAfterMicros(), d.delayMicros())
+        : Decision.denied(policy, d.remaining(), d.retryAfterMicros(), d.resetAfterMicros());
   }
 
   private InMemoryBackend backend() {

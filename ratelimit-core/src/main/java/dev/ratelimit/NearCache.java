@@ -148,7 +148,7 @@ final class NearCache {
     if (decision.allowed() || evaluation.state() == null) {
       store(id, Entry.cleared(policy, t, t - now), resetsBefore);
     } else {
-      store(id, new Entry(policy, evaluation.state(), t, t + micros(decision.retryAfter()), cost, t - now),
+      store(id, new Entry(policy, evaluation.state(), t, t + decision.retryAfterMicros(), cost, t - now),
           resetsBefore);
     }
   }
@@ -167,7 +167,7 @@ final class NearCache {
         store(id, Entry.cleared(policy, t, t - now), resetsBefore);
       } else {
         Decision d = decisions.get(i);
-        long deniedUntil = d.allowed() ? Long.MIN_VALUE : t + micros(d.retryAfter());
+        long deniedUntil = d.allowed() ? Long.MIN_VALUE : t + d.retryAfterMicros();
         store(id, new Entry(policy, state, t, deniedUntil, cost, t - now), resetsBefore);
       }
     }
@@ -210,10 +210,6 @@ final class NearCache {
   /** The bound it was built with (for tests). */
   long maximumEntries() {
     return entries.policy().eviction().orElseThrow().getMaximum();
-  }
-
-  private static long micros(Duration d) {
-    return d.getSeconds() * 1_000_000L + d.getNano() / 1_000;
   }
 
   /** An entry's identity; the key in its bounded form, so a long key costs no more than a short one. */

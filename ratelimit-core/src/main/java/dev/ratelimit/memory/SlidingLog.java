@@ -2,7 +2,6 @@ package dev.ratelimit.memory;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
-import java.time.Duration;
 import java.util.Arrays;
 
 /**
@@ -61,7 +60,7 @@ final class SlidingLog extends State {
       if (resetAfter == window) { // the usual answer, the newest unit is now: the policy's own Duration
         Decision d = last;
         if (d == null || d.policy() != p || d.remaining() != limit - n) {
-          d = new Decision(p, true, limit - n, Duration.ZERO, p.window(), Duration.ZERO);
+          d = Decision.allowed(p, limit - n, window, 0);
           if (consume) {
             last = d; // only a consuming check writes: a check that consumes nothing changes nothing
           }

@@ -57,7 +57,7 @@ public final class RateLimitResponses {
    * response's {@code Retry-After}), for the filter to set before its {@link DeniedHandler} runs.
    */
   static void writeHeadersOfDenial(HttpServletResponse response, List<Decision> decisions, HeaderOptions options) {
-    writeHeaders(response, decisions, options, decisions == null ? 0 : ceilSeconds(retryAfter(decisions)));
+    writeHeaders(response, decisions, options, decisions == null ? 0 : ceilSeconds(retryAfterMicros(decisions)));
   }
 
   /** {@link #writeHeaders}, with every {@code t} at most {@code maxWindowSeconds}. */
@@ -76,7 +76,7 @@ public final class RateLimitResponses {
       Decision limiting = mostLimiting(decisions);
       response.setHeader("X-RateLimit-Limit", Long.toString(limiting.limit()));
       response.setHeader("X-RateLimit-Remaining", Long.toString(Math.max(0, limiting.remaining())));
-      response.setHeader("X-RateLimit-Reset", Long.toString(ceilSeconds(limiting.resetAfter())));
+      response.setHeader("X-RateLimit-Reset", Long.toString(ceilSeconds(limiting.resetAfterMicros())));
     }
   }
 
@@ -105,7 +105,7 @@ public final class RateLimitResponses {
    */
   public static void writeDeniedHeaders(HttpServletResponse response, List<Decision> decisions,
       HeaderOptions options) {
-    long retry = ceilSeconds(retryAfter(decisions));
+    long retry = ceilSeconds(retryAfterMicros(decisions));
     writeHeaders(response, decisions, options, retry);
     response.setHeader("Retry-After", Long.toString(retry));
     response.setHeader("Cache-Control", "no-store");
@@ -121,7 +121,7 @@ public final class RateLimitResponses {
   public static String problemJson(List<Decision> decisions, String instance) {
     Objects.requireNonNull(decisions, "decisions");
     List<String> violated = violatedPolicies(decisions);
-    long retry = ceilSeconds(retryAfter(decisions));
+    long retry = ceilSeconds(retryAfterMicros(decisions));
     StringBuilder json = new StringBuilder(256);
     json.append("{\"type\":").append(jsonString(QUOTA_EXCEEDED))
         .append(",\"title\":").append(jsonString(QUOTA_EXCEEDED_TITLE))
@@ -181,7 +181,7 @@ public final class RateLimitResponses {
       }
       sb.append(sfString(d.policy().name()))
           .append(";r=").append(Math.max(0, d.remaining()))
-          .append(";t=").append(Math.min(ceilSeconds(d.allowed() ? d.resetAfter() : d.retryAfter()),
+          .append(";t=").append(Math.min(ceilSeconds(d.allowed() ? d.resetAfterMicros() : d.retryAfterMicros()),
               maxWindowSeconds));
     }
     return sb.toString();
@@ -252,13 +252,21 @@ public final class RateLimitResponses {
     return d.getNano() == 0 ? d.getSeconds() : d.getSeconds() + 1;
   }
 
-  /** The longest retryAfter of the denying decisions (of all when none denied). */
-  static Duration retryAfter(List<Decision> decisions) {
-    Duration longest = Duration.ZERO;
-    boolean anyDenied = decisions.stream().anyMatch(d -> !d.allowed());
+  /** Whole seconds of {@code micros}, rounded up: 1,000,001 µs is 2, 0 is 0. */
+  static long ceilSeconds(long micros) {
+    return micros <= 0 ? 0 : (micros - 1) / 1_000_000 + 1;
+  }
+
+  /** The longest retryAfter of the denying decisions (of all when none denied), µs. */
+  static long retryAfterMicros(List<Decision> decisions) {
+    boolean anyDenied = false;
     for (Decision d : decisions) {
-      if ((!anyDenied || !d.allowed()) && d.retryAfter().compareTo(longest) > 0) {
-        longest = d.retryAfter();
+      anyDenied |= !d.allowed();
+    }
+    long longest = 0;
+    for (Decision d : decisions) {
+      if (!anyDenied || !d.allowed()) {
+        longest = Math.max(longest, d.retryAfterMicros());
       }
     }
     return longest;

@@ -68,7 +68,7 @@ public class RateLimitAspect implements MethodInterceptor {
       MultiDecision decision = check(pending, admitted, cost);
       if (decision.allowed()) {
         web.writeHeaders(request, method, specific, limited.mode(), decision);
-        long delay = decision.decisions().stream().mapToLong(d -> d.delay().toNanos()).max().orElse(0);
+        long delay = maxDelayMicros(decision) * 1_000L;
         if (delay > 0) {
           TimeUnit.NANOSECONDS.sleep(delay); // admitted by a leaky bucket: wait for our slot
         }
@@ -156,6 +156,15 @@ public class RateLimitAspect implements MethodInterceptor {
 
   private static boolean printsItsIdentity(Class<?> type) {
     return IDENTITY_TEXT.get(type);
+  }
+
+  /** The longest leaky-bucket delay among an admitted call's decisions, µs. */
+  private static long maxDelayMicros(MultiDecision decision) {
+    long delay = 0;
+    for (Decision d : decision.decisions()) {
+      delay = Math.max(delay, d.delayMicros());
+    }
+    return delay;
   }
 
   private static long cost(RateLimitedMethod.Limit limit, SandboxedEvaluationContext context, RateLimitedMethod m) {

@@ -36,7 +36,7 @@ final class Api {
     static DecisionBody of(Decision decision) {
       return new DecisionBody(decision.policy().name(), decision.allowed(), decision.limit(),
           decision.isDegraded() ? null : decision.remaining(),
-          seconds(decision.retryAfter()), seconds(decision.resetAfter()), seconds(decision.delay()),
+          seconds(decision.retryAfterMicros()), seconds(decision.resetAfterMicros()), seconds(decision.delayMicros()),
           decision.isDegraded());
     }
   }
@@ -65,5 +65,9 @@ final class Api {
 
   static double seconds(Duration duration) {
     return duration.getSeconds() + duration.getNano() / 1_000_000_000.0;
+  }
+
+  static double seconds(long micros) {
+    return micros / 1_000_000.0;
   }
 }
