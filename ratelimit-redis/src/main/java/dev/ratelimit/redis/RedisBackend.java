@@ -59,8 +59,9 @@ import org.redisson.client.codec.StringCodec;
  *       alone; a batch is never resent, and when it fails or times out each of its checks fails. A
  *       check found still queued half the backend's timeout after it arrived fails unsent (sent
  *       that late, Redis could run it after the limiter gave up on it, and count it).
- *       {@code inspect} batches like a check; {@code checkAll} and {@code reset} keep their own
- *       calls.</li>
+ *       {@code inspect} batches like a check, and so does {@code checkAll} (of one policy, as that
+ *       policy's check; of several, as {@code check_all.lua}'s call in the batch); {@code reset}
+ *       keeps its own call.</li>
  * </ul>
  */
 public final class RedisBackend implements Backend {
@@ -191,18 +192,35 @@ public final class RedisBackend implements Backend {
     return evaluateAllAsync(key, policies, cost, nowMicros).thenApply(MultiEvaluation::decision);
   }
 
-  /** A multi-policy check; a denial comes with every policy's state, for the near-cache. */
+  /**
+   * A multi-policy check; a denial comes with every policy's state, for the near-cache. One policy
+   * is a check (its script, its batching); several go out as one call of check_all.lua, batched
+   * with other checks like a single check.
+   */
   @Override
   public MultiEvaluation evaluateAll(String key, List<Policy> policies, long cost, long nowMicros) {
+    if (policies.size() == 1) {
+      return asMulti(evaluate(key, policies.get(0), cost, nowMicros));
+    }
     AllCall call = allCall(key, policies, cost, nowMicros);
-    return multiEvaluation(policies, eval(checkAll, call.keys(), call.args()));
+    return multiEvaluation(policies, evalCheck(checkAll, call.keys(), call.args()));
   }
 
   @Override
   public CompletionStage<MultiEvaluation> evaluateAllAsync(String key, List<Policy> policies, long cost,
       long nowMicros) {
+    if (policies.size() == 1) {
+      return evaluateAsync(key, policies.get(0), cost, nowMicros).thenApply(RedisBackend::asMulti);
+    }
     AllCall call = allCall(key, policies, cost, nowMicros);
-    return evalAsync(checkAll, call.keys(), call.args()).thenApply(reply -> multiEvaluation(policies, reply));
+    return evalCheckAsync(checkAll, call.keys(), call.args()).thenApply(reply -> multiEvaluation(policies, reply));
+  }
+
+  /** A one-policy check's evaluation as the multi-policy check of that policy answers it. */
+  private static MultiEvaluation asMulti(Evaluation e) {
+    Decision d = e.decision();
+    return new MultiEvaluation(new MultiDecision(d.allowed(), List.of(d)),
+        d.allowed() ? null : java.util.Collections.singletonList(e.state()), e.nowMicros());
   }
 
   private MultiEvaluation multiEvaluation(List<Policy> policies, List<Object> reply) {
@@ -226,7 +244,7 @@ public final class RedisBackend implements Backend {
 
   /**
    * check_all.lua's KEYS (every policy's keys, in order) and ARGV: t, cost, count, then per policy
-   * one string (see the script).
+   * one string: algorithm, window, limit, burst (see the script).
    */
   private AllCall allCall(String key, List<Policy> policies, long cost, long nowMicros) {
     List<Object> allKeys = new ArrayList<>(2 * policies.size());
@@ -241,8 +259,7 @@ public final class RedisBackend implements Backend {
       allKeys.addAll(policyKeys);
       packed.setLength(0);
       packed.append(RedisKeys.scriptName(policy.algorithm())).append(' ').append(policy.windowMicros())
-          .append(' ').append(policy.limit()).append(' ').append(policy.burst()).append(' ')
-          .append(policyKeys.size());
+          .append(' ').append(policy.limit()).append(' ').append(policy.burst());
       args[3 + i] = packed.toString();
     }
     return new AllCall(allKeys, args);
@@ -345,7 +362,7 @@ public final class RedisBackend implements Backend {
   private CompletionStage<String> evalBatch(List<Dispatcher.Check> checks) {
     long base = Long.MAX_VALUE;
     for (Dispatcher.Check c : checks) {
-      if (c.args()[1] instanceof Long t) {
+      if (time(c) instanceof Long t) {
         base = Math.min(base, t);
       }
     }
@@ -355,35 +372,53 @@ public final class RedisBackend implements Backend {
     StringBuilder policyLines = new StringBuilder(32);
     StringBuilder checkLines = new StringBuilder(16 * checks.size());
     for (Dispatcher.Check c : checks) {
-      Object[] a = c.args(); // check.lua's ARGV: algorithm, t or 'server', cost, window, limit, burst, apply
-      int policy = policyNumber(policies, a);
-      if (policy > policies.size()) {
-        policies.add(a);
-        policyLines.append(a[0]).append(' ').append(a[3]).append(' ').append(a[4]).append(' ').append(a[5])
-            .append(' ').append(a[6]).append('\n');
-      }
+      Object[] a = c.args();
       batchKeys.addAll(c.keys());
-      checkLines.append(c.keys().size()).append(' ').append(policy).append(' ');
-      if (a[1] instanceof Long t) {
+      checkLines.append(c.keys().size()).append(' ');
+      Object cost;
+      if (c.lua() == checkAll) { // check_all.lua's ARGV: t or 'server', cost, count, "algorithm window limit burst" each
+        for (int i = 0; i < (Integer) a[2]; i++) {
+          String[] spec = ((String) a[3 + i]).split(" ");
+          Object[] policy = {spec[0], null, null, Long.valueOf(spec[1]), Long.valueOf(spec[2]), Long.valueOf(spec[3]), "1"};
+          checkLines.append(i == 0 ? "" : "+").append(policyNumber(policies, policy, policyLines));
+        }
+        cost = a[1];
+      } else { // check.lua's ARGV: algorithm, t or 'server', cost, window, limit, burst, apply
+        checkLines.append(policyNumber(policies, a, policyLines));
+        cost = a[2];
+      }
+      checkLines.append(' ');
+      if (time(c) instanceof Long t) {
         checkLines.append(t - base);
       } else {
-        checkLines.append(a[1]);
+        checkLines.append(time(c));
       }
-      checkLines.append(' ').append(a[2]).append('\n');
+      checkLines.append(' ').append(cost).append('\n');
     }
     return evalAsync(checkBatch, RScript.ReturnType.VALUE, batchKeys,
         new Object[] {policyLines.toString(), base, checkLines.toString()});
   }
 
-  /** The 1-based number of the policy in check.lua's ARGV {@code a} among {@code seen}; size + 1 when new. */
-  private static int policyNumber(List<Object[]> seen, Object[] a) {
+  /** A queued check's time: a Long, or 'server'. */
+  private Object time(Dispatcher.Check c) {
+    return c.lua() == checkAll ? c.args()[0] : c.args()[1];
+  }
+
+  /**
+   * The 1-based number of the policy in check.lua's ARGV {@code a} among {@code seen}; when new, it
+   * is added, and its line to {@code lines}.
+   */
+  private static int policyNumber(List<Object[]> seen, Object[] a, StringBuilder lines) {
     for (int i = 0; i < seen.size(); i++) {
       Object[] s = seen.get(i);
       if (s[0].equals(a[0]) && s[3].equals(a[3]) && s[4].equals(a[4]) && s[5].equals(a[5]) && s[6].equals(a[6])) {
         return i + 1;
       }
     }
-    return seen.size() + 1;
+    seen.add(a);
+    lines.append(a[0]).append(' ').append(a[3]).append(' ').append(a[4]).append(' ').append(a[5])
+        .append(' ').append(a[6]).append('\n');
+    return seen.size();
   }
 
   private List<Object> eval(Lua lua, List<Object> scriptKeys, Object[] args) {

@@ -10,12 +10,13 @@ import java.util.Map;
 
 /**
  * The Lua sources, assembled from the {@code .lua} resources beside this class: the shared
- * prelude, the files of the algorithms a script may run, a generated registry of them, and a main:
- * {@code check.lua} for one policy (after {@code check_one.lua}; only its own algorithm's file:
- * every function a script defines is made again on each call, so a check of GCRA does not pay for
- * the sliding log), {@code check_batch.lua} for several single-policy checks and
- * {@code check_all.lua} for several policies of one key (both with every algorithm). GCRA and
- * LEAKY_BUCKET share {@code gcra.lua}, and so their scripts.
+ * prelude, the files of the algorithms a script may run, a generated registry of them, the shared
+ * functions it calls, and a main: {@code check.lua} for one policy (after {@code check_one.lua};
+ * only its own algorithm's file: every function a script defines is made again on each call, so a
+ * check of GCRA does not pay for the sliding log), {@code check_all.lua} for several policies of
+ * one key (after {@code check_many.lua}) and {@code check_batch.lua} for several checks of either
+ * kind (after both; these two with every algorithm). GCRA and LEAKY_BUCKET share
+ * {@code gcra.lua}, and so their scripts.
  */
 final class Scripts {
   /** The algorithm files; a script's set of them is a bit mask in this order. */
@@ -25,6 +26,7 @@ final class Scripts {
   private final String prelude = resource("prelude.lua");
   private final String[] files = new String[FILES.length];
   private final String checkOne = resource("check_one.lua");
+  private final String checkMany = resource("check_many.lua");
   private final Map<Algorithm, String> check = new EnumMap<>(Algorithm.class);
   private final String checkAll;
   private final String checkBatch;
@@ -34,10 +36,10 @@ final class Scripts {
       files[i] = resource(FILES[i] + ".lua");
     }
     for (Algorithm algorithm : Algorithm.values()) {
-      check.put(algorithm, assemble(1 << file(algorithm), true, "check.lua"));
+      check.put(algorithm, assemble(1 << file(algorithm), "check.lua", checkOne));
     }
-    checkAll = assemble(ALL, false, "check_all.lua");
-    checkBatch = assemble(ALL, true, "check_batch.lua");
+    checkAll = assemble(ALL, "check_all.lua", checkMany);
+    checkBatch = assemble(ALL, "check_batch.lua", checkOne, checkMany);
   }
 
   /** The script that checks one policy of {@code algorithm}. */
@@ -55,8 +57,8 @@ final class Scripts {
     return checkBatch;
   }
 
-  /** The prelude, the files in {@code mask}, their registry, check_one when asked, and {@code main}. */
-  private String assemble(int mask, boolean withCheckOne, String main) {
+  /** The prelude, the files in {@code mask}, their registry, the {@code shared} functions, and {@code main}. */
+  private String assemble(int mask, String main, String... shared) {
     StringBuilder script = new StringBuilder(prelude);
     StringBuilder algorithms = new StringBuilder();
     StringBuilder states = new StringBuilder();
@@ -76,8 +78,8 @@ final class Scripts {
     script.append("\n-- The algorithms this script may run, by the name the caller gives.\n")
         .append("local algorithms = {").append(algorithms).append("}\n")
         .append("local states = {").append(states).append("}\n");
-    if (withCheckOne) {
-      script.append('\n').append(checkOne);
+    for (String functions : shared) {
+      script.append('\n').append(functions);
     }
     return script.append('\n').append(resource(main)).toString();
   }

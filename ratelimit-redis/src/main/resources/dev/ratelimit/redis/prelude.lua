@@ -28,10 +28,28 @@ local function get(key)
   return value
 end
 
--- SET key value PX ms, remembered for later reads in this call.
+-- Writes held back while a multi-policy check decides (check_many.lua), each {key, value, ms,
+-- the value before}; nil otherwise, when every write goes out at once.
+local deferred = nil
+
+-- SET key value PX ms (or held back, see deferred), remembered for later reads in this call.
 local function set_px(key, value, ms)
-  redis.call('SET', key, value, 'PX', ms)
+  if deferred then
+    deferred[#deferred + 1] = {key, value, ms, get(key)} -- an algorithm reads its key before it writes it
+  else
+    redis.call('SET', key, value, 'PX', ms)
+  end
   strings[key] = value
+end
+
+-- Drops the writes held back: later reads in this call see the stored values again.
+local function discard_deferred()
+  if deferred then
+    for i = #deferred, 1, -1 do
+      strings[deferred[i][1]] = deferred[i][4]
+    end
+    deferred = nil
+  end
 end
 
 -- A whole number as text, without tostring's loss of digits beyond 14.

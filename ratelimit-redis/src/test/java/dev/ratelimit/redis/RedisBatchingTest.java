@@ -179,6 +179,37 @@ class RedisBatchingTest {
     return m.find() ? Long.parseLong(m.group(1)) : 0;
   }
 
+  /**
+   * Multi-policy checks join the batch: queued behind a call in flight, checkAll of three policies
+   * (allowed, then denied by one: nothing written), a one-policy checkAll and single checks go out as
+   * one batch, and each gets what the in-memory backend answers.
+   */
+  @Test
+  @Timeout(60)
+  void checkAllJoinsTheBatchAndDecidesAsAlone() throws Exception {
+    RedisBackend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix()).timeout(Duration.ofSeconds(5))
+        .batchesInFlight(1).build();
+    InMemoryBackend memory = InMemoryBackend.create();
+    List<Policy> three = List.of(Policy.of(10, Duration.ofHours(1)).withName("g"),
+        Policy.of(5, Duration.ofHours(1), Algorithm.SLIDING_LOG).withName("s"),
+        Policy.of(10, Duration.ofHours(1), Algorithm.FIXED_WINDOW).withName("f"));
+    server.command("CONFIG", "RESETSTAT");
+    CompletableFuture<Object> stall = stall("1.5");
+    CompletableFuture<Decision> first = backend.checkAsync("first", three.get(0), 1, T0).toCompletableFuture();
+    var allowed = backend.checkAllAsync("m", three, 2, T0).toCompletableFuture();
+    var denied = backend.checkAllAsync("m", three, 4, T0 + 1).toCompletableFuture();
+    var one = backend.checkAllAsync("m", List.of(three.get(0)), 1, T0 + 2).toCompletableFuture();
+    CompletableFuture<Decision> after = backend.checkAsync("m", three.get(1), 1, T0 + 3).toCompletableFuture();
+    stall.get(10, TimeUnit.SECONDS);
+    assertThat(first.get(5, TimeUnit.SECONDS)).isEqualTo(memory.check("first", three.get(0), 1, T0));
+    assertThat(allowed.get(5, TimeUnit.SECONDS)).isEqualTo(memory.checkAll("m", three, 2, T0));
+    assertThat(denied.get(5, TimeUnit.SECONDS)).isEqualTo(memory.checkAll("m", three, 4, T0 + 1));
+    assertThat(denied.get().allowed()).as("the sliding log had 3 left").isFalse();
+    assertThat(one.get(5, TimeUnit.SECONDS)).isEqualTo(memory.checkAll("m", List.of(three.get(0)), 1, T0 + 2));
+    assertThat(after.get(5, TimeUnit.SECONDS).remaining()).as("the denied checkAll wrote nothing").isEqualTo(2);
+    assertThat(evalshaCalls(server)).as("the first alone, then one batch of the four").isEqualTo(2);
+  }
+
   // ---------------------------------------------------------------- same decisions, batched or not
 
   @ParameterizedTest
