@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The documentation's relative links lead somewhere: every link of README.md, CONTRIBUTING.md and
  * docs/*.md to a file names one that exists, and every {@code #anchor} a heading of its page (as
- * GitHub makes anchors). Every docs page is reachable from the README.
+ * GitHub makes anchors). Every docs page is reachable from the README, and no page speaks of how it
+ * was written rather than of the product.
  */
 class DocsLinksTest {
   private static final Pattern LINK = Pattern.compile("!?\\[(?:[^\\]\\[]|\\[[^\\]]*\\])*\\]\\(([^)\\s]+)\\)");
@@ -123,5 +124,14 @@ class DocsLinksTest {
       }
     }
     assertThat(reached).as("pages reached from README.md").containsAll(pages());
+  }
+
+  @Test
+  void pagesDescribeTheProductNotHowItWasMade() throws IOException {
+    Pattern history = Pattern.compile("(?i)session [0-9]+|this session|earlier host|a reviewer('s)? (found|caught)");
+    for (Path page : pages()) {
+      Matcher m = history.matcher(Files.readString(page, StandardCharsets.UTF_8));
+      assertThat(m.find() ? m.group() : null).as(page.toString()).isNull();
+    }
   }
 }
