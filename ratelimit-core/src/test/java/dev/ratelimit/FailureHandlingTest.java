@@ -278,7 +278,7 @@ class FailureHandlingTest {
     return log.lines(Level.WARNING).stream().filter(l -> l.startsWith("the rate limiter's backend failed")).toList();
   }
 
-  /** The README's "Failure handling" builder, as written there, on a backend that is down. */
+  /** The builder of docs/failure-handling.md (on a backend that is down rather than Redis: DocsRedisExamplesTest runs it as written). */
   @Test
   void theReadmesExampleWorksAsWritten() {
     RateLimitListener metrics = events;

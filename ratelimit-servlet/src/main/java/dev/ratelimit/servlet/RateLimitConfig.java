@@ -30,63 +30,12 @@ import java.util.stream.Collectors;
 
 /**
  * A filter's configuration read from a file: what {@link RateLimitFilter#RateLimitFilter()} reads
- * from its init-param {@value RateLimitFilter#CONFIG_PARAM}.
+ * from its init-param {@value RateLimitFilter#CONFIG_PARAM}, a {@code .properties} or YAML file.
  *
- * <pre>{@code
- * ratelimit.backend=memory
- * ratelimit.failure-mode=FAIL_OPEN
- * ratelimit.match=first
- * ratelimit.headers.draft=true
- * ratelimit.headers.legacy=false
- * ratelimit.trusted-proxies=10.0.0.0/8,::1/128
- * ratelimit.missing-key=shared-bucket
- * ratelimit.rules[0].name=api
- * ratelimit.rules[0].paths=/api/**
- * ratelimit.rules[0].methods=GET,POST
- * ratelimit.rules[0].key=#clientIp
- * ratelimit.rules[0].cost=1
- * ratelimit.rules[0].policies[0].name=per-ip
- * ratelimit.rules[0].policies[0].limit=100/1m
- * ratelimit.rules[0].policies[0].algorithm=GCRA
- * ratelimit.rules[0].policies[0].burst=20
- * }</pre>
- *
- * <table>
- *   <caption>Properties</caption>
- *   <tr><th>property</th><th>values</th><th>default</th></tr>
- *   <tr><td>{@code ratelimit.backend}</td><td>{@code memory}, {@code redis}</td><td>{@code memory}</td></tr>
- *   <tr><td>{@code ratelimit.redis.url}</td><td>{@code redis://[user:password@]host[:port][/db]}
- *       or {@code rediss://...}; required with {@code redis}</td><td></td></tr>
- *   <tr><td>{@code ratelimit.redis.key-prefix}</td><td>the first part of every Redis key</td><td>{@code rl}</td></tr>
- *   <tr><td>{@code ratelimit.redis.timeout}</td><td>per call and per connection attempt:
- *       {@code 200ms}, {@code 1s}; at most {@code ratelimit.timeout}</td><td>{@code 200ms}, or
- *       {@code ratelimit.timeout} if shorter</td></tr>
- *   <tr><td>{@code ratelimit.timeout}</td><td>how long a check waits for the backend, then the
- *       failure mode decides: {@code 250ms}, {@code 1s}</td><td>{@code 250ms}</td></tr>
- *   <tr><td>{@code ratelimit.failure-mode}</td><td>{@code FAIL_OPEN}, {@code FAIL_CLOSED},
- *       {@code LOCAL_FALLBACK}</td><td>{@code FAIL_OPEN}</td></tr>
- *   <tr><td>{@code ratelimit.match}</td><td>{@code first}, {@code all}</td><td>{@code first}</td></tr>
- *   <tr><td>{@code ratelimit.headers.draft}, {@code .legacy}</td><td>{@code true}, {@code false}</td>
- *       <td>{@code true}, {@code false}</td></tr>
- *   <tr><td>{@code ratelimit.trusted-proxies}</td><td>IPv4/IPv6 CIDRs, comma-separated</td><td>none</td></tr>
- *   <tr><td>{@code ratelimit.missing-key}</td><td>{@code shared-bucket}, {@code reject}</td>
- *       <td>{@code shared-bucket}</td></tr>
- *   <tr><td>{@code ratelimit.rules[i].name}</td><td>required; see {@link RateLimitRule}</td><td></td></tr>
- *   <tr><td>{@code ratelimit.rules[i].paths}, {@code .methods}</td><td>comma-separated (or
- *       {@code paths[j]}); paths required</td><td>methods: all</td></tr>
- *   <tr><td>{@code ratelimit.rules[i].key}, {@code .cost}</td><td>SpEL</td>
- *       <td>{@code #clientIp}, {@code 1}</td></tr>
- *   <tr><td>{@code ratelimit.rules[i].policies[j].limit}</td><td>required: {@code N/unit} as
- *       {@link Policy#parse}</td><td></td></tr>
- *   <tr><td>{@code ...policies[j].name}, {@code .algorithm}, {@code .burst}</td>
- *       <td>a name, an {@link Algorithm}, the capacity of the bucket algorithms</td>
- *       <td>derived, {@code GCRA}, the limit</td></tr>
- * </table>
- *
- * <p>A YAML file mirrors the properties as nested maps and lists ({@code ratelimit: rules: - name:
- * api}); quote values that start with {@code #} ({@code key: "#clientIp"}), which YAML would read
- * as a comment. Every key must be one of the above: a typo is an error, never a limit silently
- * not applied; so is any bad value, with a message naming the property.
+ * <p>The file format's reference, every property with its values and default, is the
+ * documentation's servlet filter page ({@code docs/servlet-filter.md}, "File format reference"),
+ * whose examples the tests load. Every key must be one of those: a typo is an error, never a limit
+ * silently not applied; so is any bad value, with a message naming the property.
  */
 public final class RateLimitConfig {
   private static final String INDEX = "(0|[1-9][0-9]{0,4})";

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.tck.docs.DocPage;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterRegistration;
@@ -28,9 +29,11 @@ import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The README's "Servlet filter (no Spring)" examples, run as written there. */
+/** The examples of docs/servlet-filter.md and the quick start of README.md, run as written there. */
 class ReadmeServletExamplesTest {
-  /** The README's Java example, verbatim; {@link #programmaticExample} runs exactly these lines. */
+  private static final String PAGE = "docs/servlet-filter.md";
+
+  /** The page's Java example, verbatim; {@link #programmaticExample} runs exactly these lines. */
   private static final String PROGRAMMATIC = """
       RateLimiter limiter = RateLimiter.inMemory();                      // or a Redis-backed limiter
       RateLimitFilter filter = RateLimitFilter.builder(limiter)
@@ -52,7 +55,7 @@ class ReadmeServletExamplesTest {
       registration.addMappingForUrlPatterns(null, false, "/*");
       """;
 
-  /** The README's example of adding in code what the file cannot say; {@link #customizedExample} runs it. */
+  /** The page's example of adding in code what the file cannot say; {@link #customizedExample} runs it. */
   private static final String CUSTOMIZED = """
       RateLimitConfig config = RateLimitConfig.load("classpath:ratelimit.properties");
       RateLimiter limiter = config.newLimiter(b -> b.listener(metrics).shadowPolicies(Set.of("per-key")));
@@ -65,12 +68,9 @@ class ReadmeServletExamplesTest {
   @TempDir
   Path dir;
 
-  private static String section() throws IOException {
-    String readme = Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8);
-    int start = readme.indexOf("## Servlet filter (no Spring)");
-    assertThat(start).as("README section").isNotNegative();
-    int end = readme.indexOf("\n## ", start + 1);
-    return end < 0 ? readme.substring(start) : readme.substring(start, end);
+  /** The filter's page, whose examples these are. */
+  private static String section() {
+    return DocPage.read(PAGE).text();
   }
 
   private static List<String> blocks(String section, String language) {
@@ -83,7 +83,7 @@ class ReadmeServletExamplesTest {
   }
 
   @Test
-  void theReadmeShowsTheCodeThisTestRuns() throws IOException {
+  void thePageShowsTheCodeThisTestRuns() {
     assertThat(blocks(section(), "java")).containsExactly(PROGRAMMATIC, CUSTOMIZED);
   }
 
@@ -94,7 +94,7 @@ class ReadmeServletExamplesTest {
       @Override
       public void contextInitialized(ServletContextEvent event) {
         ServletContext servletContext = event.getServletContext();
-        // --- as in the README
+        // --- as in the page
         RateLimiter limiter = RateLimiter.inMemory();                      // or a Redis-backed limiter
         RateLimitFilter filter = RateLimitFilter.builder(limiter)
             .rule(RateLimitRule.builder("login")
@@ -146,7 +146,7 @@ class ReadmeServletExamplesTest {
         @Override
         public void contextInitialized(ServletContextEvent event) {
           ServletContext servletContext = event.getServletContext();
-          // --- as in the README
+          // --- as in the page
           RateLimitConfig config = RateLimitConfig.load("classpath:ratelimit.properties");
           RateLimiter limiter = config.newLimiter(b -> b.listener(metrics).shadowPolicies(Set.of("per-key")));
           RateLimitFilter filter = config.filterBuilder(limiter).build();   // close the limiter when done
@@ -200,6 +200,30 @@ class ReadmeServletExamplesTest {
         context.addFilter(holder, element(webXml, "url-pattern"), EnumSet.of(DispatcherType.REQUEST));
       })) {
         exerciseTheTwoRules(server);
+      }
+    }
+  }
+
+  @Test
+  void readmeQuickStartLimitsLoginsFromAFile() throws Exception {
+    String properties = DocPage.read("README.md").block("properties", "ratelimit.rules[0]");
+    Path classes = Files.createDirectories(dir.resolve("readme/WEB-INF/classes"));
+    Files.writeString(classes.resolve("ratelimit.properties"), properties);
+    try (URLClassLoader webapp = new URLClassLoader(new URL[] {classes.toUri().toURL()}, getClass().getClassLoader())) {
+      try (TestServer server = TestServer.start(context -> {
+        context.setClassLoader(webapp);
+        FilterHolder holder = new FilterHolder(RateLimitFilter.class);
+        holder.setInitParameter(RateLimitFilter.CONFIG_PARAM, "classpath:ratelimit.properties");
+        holder.setAsyncSupported(true);
+        context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
+      })) {
+        for (int i = 0; i < 5; i++) {
+          assertThat(server.send("POST", "/login").statusCode()).isEqualTo(200);
+        }
+        HttpResponse<String> denied = server.send("POST", "/login");
+        assertThat(denied.statusCode()).as("the sixth in five minutes").isEqualTo(429);
+        assertThat(Json.object(denied.body()).get("violated-policies")).isEqualTo(List.of("login-per-ip"));
+        assertThat(server.get("/login").statusCode()).as("POST only").isEqualTo(200);
       }
     }
   }

@@ -7,61 +7,60 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
-import dev.ratelimit.annotation.RateLimited;
-import dev.ratelimit.annotation.RateLimited.Mode;
+import dev.ratelimit.tck.docs.DocPage;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.ApplicationContextInitializer;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.io.ByteArrayResource;
+import org.springframework.test.context.ContextConfiguration;
 import org.springframework.boot.webmvc.test.autoconfigure.AutoConfigureMockMvc;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.MediaType;
-import org.springframework.stereotype.Component;
-import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.PathVariable;
-import org.springframework.web.bind.annotation.PostMapping;
-import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
-/** The README's Spring Boot example, as written there (its YAML is application-readme.yml). */
-@SpringBootTest(classes = ReadmeExamplesTest.App.class)
+/** The Spring Boot example of docs/spring-boot.md (and its controller in README.md), YAML and code, as written there. */
+@SpringBootTest(classes = ReadmeExamplesTest.App.class, properties = "ratelimit.backend=memory")
+@ContextConfiguration(initializers = ReadmeExamplesTest.PageYaml.class)
 @AutoConfigureMockMvc
-@ActiveProfiles("readme")
 class ReadmeExamplesTest {
 
-  record Order(String item) {}
-
-  record Quote(String symbol) {}
+  private static final String PAGE = "docs/spring-boot.md";
 
   @RestController
-  static class OrderController {
-    @PostMapping("/orders/{userId}")
-    @RateLimited(key = "#userId", policy = "api")                        // a policy from configuration
-    @RateLimited(key = "#userId", limit = 5, window = "1m", name = "burst") // and an inline one, checked together
-    Order place(@PathVariable String userId, @RequestBody Order order) {
-      return order;
-    }
-
+  static class Ping {
     @GetMapping("/api/ping")
     String ping() {
       return "pong";
     }
   }
 
-  @Component
-  static class PartnerClient {                                                  // outbound: wait for our turn
-    @RateLimited(key = "'partner-api'", limit = 5, window = "1s", burst = 1, mode = Mode.WAIT, maxWait = "10s")
-    Quote quote(String symbol) {
-      return new Quote(symbol);
+  /** The page's YAML, as the application's configuration (backend memory aside: no Redis at its URL). */
+  static class PageYaml implements ApplicationContextInitializer<ConfigurableApplicationContext> {
+    @Override
+    public void initialize(ConfigurableApplicationContext context) {
+      String yaml = DocPage.read(PAGE).block("yaml", "ratelimit:");
+      try {
+        new YamlPropertySourceLoader().load(PAGE, new ByteArrayResource(yaml.getBytes(StandardCharsets.UTF_8)))
+            .forEach(context.getEnvironment().getPropertySources()::addLast);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
     }
   }
 
   @SpringBootConfiguration
   @EnableAutoConfiguration
-  @Import({OrderController.class, PartnerClient.class})
+  @Import({OrderController.class, PartnerClient.class, Ping.class})
   static class App {}
 
   @Autowired
@@ -69,6 +68,15 @@ class ReadmeExamplesTest {
 
   @Autowired
   PartnerClient partner;
+
+  @Test
+  void thePagesShowTheCodeThisTestRuns() {
+    for (String name : java.util.List.of(PAGE, "README.md")) {
+      DocPage page = DocPage.read(name);
+      page.assertRunBy(page.block("java", "class OrderController"),
+          "src/test/java/dev/ratelimit/spring/SpringBootPageExamples.java");
+    }
+  }
 
   @Test
   void theAnnotatedControllerAllowsTheBurstThenAnswers429() throws Exception {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.ratelimit.ManualClock;
+import dev.ratelimit.tck.docs.DocPage;
 import dev.ratelimit.tck.redis.RedisServer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -19,13 +20,13 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 
 /**
- * Runs the README's Node client snippet, as it is written there, with {@code node} against the
+ * Runs the Node client snippet of docs/decision-service.md, as it is written there, with {@code node} against the
  * service on a manual clock, and checks what it prints. Needs {@code node} on the PATH (18+, for
  * the built-in fetch); without it the test is skipped (it says so).
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class NodeClientTest {
-  static final Path README = Path.of("../../README.md");
+  static final String PAGE = "docs/decision-service.md";
 
   @TestConfiguration
   static class Clock {
@@ -39,9 +40,9 @@ class NodeClientTest {
   int port;
 
   @Test
-  void theReadmeSnippetPrintsFiveAllowedThenADenial(@TempDir Path dir) throws Exception {
+  void theSnippetPrintsFiveAllowedThenADenial(@TempDir Path dir) throws Exception {
     Path node = RedisServer.executableOnPath("node");
-    assumeTrue(node != null, "node is not on the PATH: the README's Node snippet was not run");
+    assumeTrue(node != null, "node is not on the PATH: the Node snippet of " + PAGE + " was not run");
     Path script = dir.resolve("check.mjs");
     Files.writeString(script, snippet("Node (18+", "```js"));
 
@@ -63,9 +64,9 @@ class NodeClientTest {
 
   /** The first code block of kind {@code fence} after the line starting with {@code heading}. */
   static String snippet(String heading, String fence) throws IOException {
-    String readme = Files.readString(README);
+    String readme = DocPage.read(PAGE).text();
     int from = readme.indexOf("\n" + heading);
-    assertThat(from).as("README section starting with " + heading).isPositive();
+    assertThat(from).as(PAGE + " section starting with " + heading).isPositive();
     int start = readme.indexOf(fence + "\n", from) + fence.length() + 1;
     int end = readme.indexOf("\n```", start);
     return readme.substring(start, end + 1);

@@ -1,0 +1,100 @@
+package dev.ratelimit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.jupiter.api.Test;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
+import org.w3c.dom.NodeList;
+
+/**
+ * ratelimit-bom manages every published module at the project's version, and the install blocks
+ * of README.md and docs/getting-started.md import that BOM and name only modules it manages.
+ */
+class BomTest {
+  private static Element parse(String xml) throws Exception {
+    DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
+    Document doc = factory.newDocumentBuilder().parse(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
+    return doc.getDocumentElement();
+  }
+
+  private static Element pom(String path) throws Exception {
+    return parse(Files.readString(DocPage.root().resolve(path), StandardCharsets.UTF_8));
+  }
+
+  /** The text of the first direct child of {@code parent} named {@code name}, or null. */
+  private static String child(Element parent, String name) {
+    NodeList nodes = parent.getChildNodes();
+    for (int i = 0; i < nodes.getLength(); i++) {
+      if (nodes.item(i) instanceof Element e && e.getTagName().equals(name)) {
+        return e.getTextContent().strip();
+      }
+    }
+    return null;
+  }
+
+  private static List<Element> all(Element root, String name) {
+    NodeList nodes = root.getElementsByTagName(name);
+    List<Element> elements = new ArrayList<>();
+    for (int i = 0; i < nodes.getLength(); i++) {
+      elements.add((Element) nodes.item(i));
+    }
+    return elements;
+  }
+
+  /** The parent's modules that users depend on: not the BOM itself, the examples or the benchmarks. */
+  private static List<String> publishedModules() throws Exception {
+    return all(pom("pom.xml"), "module").stream().map(Element::getTextContent)
+        .filter(m -> !m.startsWith("examples/") && !m.equals("ratelimit-bench") && !m.equals("ratelimit-bom"))
+        .toList();
+  }
+
+  private static List<String> managed() throws Exception {
+    Element bom = pom("ratelimit-bom/pom.xml");
+    return all(bom, "dependency").stream().map(d -> child(d, "artifactId")).toList();
+  }
+
+  @Test
+  void theBomManagesEveryPublishedModuleAtTheProjectsVersion() throws Exception {
+    Element parent = pom("pom.xml");
+    Element bom = pom("ratelimit-bom/pom.xml");
+    assertThat(all(parent, "module").stream().map(Element::getTextContent)).contains("ratelimit-bom");
+    assertThat(child(bom, "parent")).as("an imported BOM would bring its parent's dependencyManagement").isNull();
+    assertThat(child(bom, "version")).isEqualTo(child(parent, "version"));
+    assertThat(child(bom, "groupId")).isEqualTo(child(parent, "groupId"));
+    assertThat(managed()).containsExactlyInAnyOrderElementsOf(publishedModules());
+    for (Element dependency : all(bom, "dependency")) {
+      assertThat(child(dependency, "groupId")).isEqualTo("dev.ratelimit");
+      assertThat(child(dependency, "version")).isEqualTo("${project.version}");
+      assertThat(Files.isDirectory(DocPage.root().resolve(child(dependency, "artifactId")))).isTrue();
+    }
+  }
+
+  @Test
+  void theInstallBlocksImportTheBomAndNameModulesItManages() throws Exception {
+    String version = child(pom("pom.xml"), "version");
+    for (String page : List.of("README.md", "docs/getting-started.md")) {
+      Element block = parse("<project>" + DocPage.read(page).block("xml", "ratelimit-bom") + "</project>");
+      List<Element> dependencies = all(block, "dependency");
+      Element imported = dependencies.get(0);
+      assertThat(child(imported, "artifactId")).as(page).isEqualTo("ratelimit-bom");
+      assertThat(child(imported, "version")).as(page).isEqualTo(version);
+      assertThat(child(imported, "type")).as(page).isEqualTo("pom");
+      assertThat(child(imported, "scope")).as(page).isEqualTo("import");
+      for (Element dependency : dependencies.subList(1, dependencies.size())) {
+        assertThat(child(dependency, "groupId")).as(page).isEqualTo("dev.ratelimit");
+        assertThat(child(dependency, "version")).as(page + ": the BOM gives the version").isNull();
+        assertThat(managed()).as(page).contains(child(dependency, "artifactId"));
+      }
+      assertThat(DocPage.read(page).text()).as(page).contains("./mvnw -B install -DskipTests")
+          .contains("not on Maven Central yet");
+    }
+  }
+
+}
