@@ -128,7 +128,7 @@ final class NearCache {
    * cost an in-flight denial its place.
    */
   long resets(String key) {
-    return resets.get(stripe(key));
+    return resets.get(stripe(Keys.bounded(key))); // the form entries are stored under (see store)
   }
 
   private static int stripe(String key) {
@@ -178,8 +178,9 @@ final class NearCache {
    * entry's time, and denials of calls already under way are not kept when they come back.
    */
   void forget(String key, Policy policy, long now) {
-    resets.incrementAndGet(stripe(key)); // first: a denial stored after this sees it (see store)
-    Id id = new Id(Keys.bounded(key), policy.name(), policy.algorithm());
+    String bounded = Keys.bounded(key);
+    resets.incrementAndGet(stripe(bounded)); // first: a denial stored after this sees it (see store)
+    Id id = new Id(bounded, policy.name(), policy.algorithm());
     Entry current = entries.getIfPresent(id);
     long offset = current == null ? 0 : current.offset;
     // the marker replaces whatever is there (a denial may be later by the clock yet describe the

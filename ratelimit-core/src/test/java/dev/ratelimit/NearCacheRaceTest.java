@@ -70,6 +70,19 @@ class NearCacheRaceTest {
     }
   }
 
+  /** The same for a key over 128 characters, kept in its bounded form: the reset guard reads the same stripe. */
+  @Test
+  void aDenialSentBeforeAResetOfALongKeyIsNotKept() {
+    String key = "k".repeat(300);
+    NearCache cache = new NearCache(100);
+    long sent = cache.resets(key);
+    cache.forget(key, policy, T1);
+    cache.remember(key, policy, 1, T2, denialAt(T2), sent);
+    assertThat(cache.answer(key, policy, 1, T2 + 1)).as("arriving after the reset").isNull();
+    cache.remember(key, policy, 1, T2, denialAt(T2), cache.resets(key)); // sent after the reset
+    assertThat(cache.answer(key, policy, 1, T2 + 1)).as("a later denial is answered locally").isNotNull();
+  }
+
   @Test
   void aNewerDenialIsAnsweredLocally() {
     NearCache cache = new NearCache(100);

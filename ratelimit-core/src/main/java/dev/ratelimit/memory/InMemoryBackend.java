@@ -213,6 +213,9 @@ public final class InMemoryBackend implements Backend {
         created.lock();
         try {
           if (publish(key, created)) {
+            if (created.kept) {
+              adjustProbationBound();
+            }
             return decision;
           }
         } finally {
@@ -358,7 +361,16 @@ public final class InMemoryBackend implements Backend {
       if (!holdsNewKeys()) {
         return result; // decided as a fresh key, not kept: the kept states fill the bound
       }
-      return publish(key, entry) ? result : null;
+      for (Policy policy : policies) {
+        entry.kept |= cost >= policy.capacity(); // a first check that took one policy's all: it denies
+      }
+      if (!publish(key, entry)) {
+        return null;
+      }
+      if (entry.kept) {
+        adjustProbationBound();
+      }
+      return result;
     }
     if (grew || hold != Entry.UNCHANGED) {
       beforeRenewal(oldHold);
@@ -480,7 +492,9 @@ public final class InMemoryBackend implements Backend {
   private void promote(String key, State entry) {
     entry.kept = true;
     probation.map.remove(key, entry);
-    kept.map.put(key, entry); // may evict another kept entry (only when kept states alone exceed the bound)
+    if (!entry.removed) { // dropped before it moved: the key may have a new entry; restore decides
+      kept.map.put(key, entry); // may evict another kept entry (only when kept states alone exceed the bound)
+    }
     adjustProbationBound();
   }
 
@@ -506,7 +520,7 @@ public final class InMemoryBackend implements Backend {
   }
 
   /** Sets probation's bound to what the kept states leave of {@code maximumKeys}. */
-  private void adjustProbationBound() {
+  private synchronized void adjustProbationBound() {
     boundStale = false;
     long room = Math.max(0, maximumKeys - kept.eviction.weightedSize().orElse(0));
     if (room != probationBound) {
@@ -588,6 +602,7 @@ public final class InMemoryBackend implements Backend {
     }
     if (!publish(key, entry)) {
       entry.removed = true;
+      segment(entry).map.remove(key, entry); // a promotion may have put it back meanwhile
       return false;
     }
     long done = resetsDone;

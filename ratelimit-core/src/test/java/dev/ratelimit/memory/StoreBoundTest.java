@@ -54,6 +54,33 @@ class StoreBoundTest {
   }
 
   /**
+   * A first check that takes a key's whole capacity (one code per phone per 10 minutes) keeps the
+   * key at once; when such keys fill the bound, a further new key is not kept, and none of those
+   * held is evicted to make room. The same through checkAll, which the filter and the aspect send.
+   */
+  @Test
+  void keysLockedOutByTheirFirstCheckAreKeptAndNoneIsEvicted() {
+    ManualClock clock = ManualClock.at(T);
+    InMemoryBackend backend = InMemoryBackend.builder().maximumKeys(100).build();
+    Policy p = Policy.of(1, Duration.ofMinutes(10));
+    try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backend).build()) {
+      for (int i = 0; i < 150; i++) {
+        assertThat(i % 2 == 0 ? limiter.check("phone-" + i, p).allowed()
+            : limiter.checkAll("phone-" + i, java.util.List.of(p), 1).allowed()).isTrue();
+      }
+      assertThat(backend.keysNotHeld()).as("past the bound, not kept").isEqualTo(50);
+      for (int i = 0; i < 100; i++) {
+        assertThat(limiter.check("phone-" + i, p).allowed()).as("phone-%d still locked out", i).isFalse();
+      }
+      for (int i = 0; i < 5_000; i++) {
+        limiter.checkAll("one-off-" + i, java.util.List.of(Policy.of(5, Duration.ofMinutes(10))), 1);
+      }
+      assertThat(limiter.checkAll("phone-1", java.util.List.of(p), 1).allowed()).as("a flood lifts nothing").isFalse();
+      assertThat(backend.size()).isLessThanOrEqualTo(100);
+    }
+  }
+
+  /**
    * When the states that still matter fill the bound, the documented choice: a new key is decided as
    * a fresh key and not kept (counted in keysNotHeld), and every kept limit stands.
    */

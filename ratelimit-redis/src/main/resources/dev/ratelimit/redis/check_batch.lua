@@ -75,7 +75,7 @@ for n, p, dt, c in string.gmatch(ARGV[3], '(%d+) ([%d+]+) (%S+) (%-?%d+)\n') do
   if ok then
     out[#out + 1] = reply
   else
-    discard_deferred() -- a multi-policy check that failed writes nothing
+    forget_deferred() -- what a multi-policy check that failed held back or wrote is read again
     local message = type(reply) == 'table' and reply.err or tostring(reply)
     out[#out + 1] = 'E ' .. (string.gsub(message, '\n', ' '))
   end

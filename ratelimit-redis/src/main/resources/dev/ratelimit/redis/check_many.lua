@@ -32,11 +32,10 @@ local function check_many(keys, time_arg, c, specs)
     all = all and results[i][1] == 1
   end
   if all then
-    local writes = deferred
-    deferred = nil
-    for i = 1, #writes do
-      redis.call('SET', writes[i][1], writes[i][2], 'PX', writes[i][3])
+    for i = 1, #deferred do -- an error here leaves deferred set, for the caller's forget_deferred
+      redis.call('SET', deferred[i][1], deferred[i][2], 'PX', deferred[i][3])
     end
+    deferred = nil
     for i = 1, count do
       local p = policies[i]
       if p[7] == 'sliding_log' then

@@ -88,7 +88,8 @@ class RedisBackendTest {
     String oddKey = prefix + ":{odd}:" + odd.name() + ":gcra";
     assertThat(server.command("GET", evenKey)).isEqualTo((t + 6_000_000) + " 0");
     assertThat(server.command("GET", oddKey)).isEqualTo((t + 8_571_428) + " 4");
-    assertThat((Long) server.command("PTTL", evenKey)).isBetween(5_990L, 6_000L);
+    // the TTL is resetAfter (6 s), counting down in real time since the write: a loaded machine takes a while to ask
+    assertThat((Long) server.command("PTTL", evenKey)).isBetween(4_000L, 6_000L);
 
     // a tat three intervals ahead, in both forms: the same state, 10 − 3 = 7 available
     for (String stored : List.of((t + 18_000_000) + " 0", String.valueOf(t + 18_000_000))) {

@@ -210,6 +210,34 @@ class RedisBatchingTest {
     assertThat(evalshaCalls(server)).as("the first alone, then one batch of the four").isEqualTo(2);
   }
 
+  /**
+   * A multi-policy check whose write fails (Redis out of memory) leaves nothing behind for the
+   * checks after it in the batch: they read the keys from Redis again, not the values that were
+   * held back and never written.
+   */
+  @Test
+  @Timeout(60)
+  void aCheckAllWhoseWriteFailsLeavesNothingForTheRestOfTheBatch() throws Exception {
+    RedisBackend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix()).timeout(Duration.ofSeconds(5))
+        .batchesInFlight(1).build();
+    List<Policy> two = List.of(Policy.of(10, Duration.ofHours(1)).withName("g"),
+        Policy.of(10, Duration.ofHours(1), Algorithm.FIXED_WINDOW).withName("f"));
+    server.command("CONFIG", "SET", "maxmemory", "1"); // every write refused: OOM
+    try {
+      CompletableFuture<Object> stall = stall("1");
+      CompletableFuture<Decision> first = backend.checkAsync("first", two.get(0), 1, T0).toCompletableFuture();
+      var failing = backend.checkAllAsync("m", two, 3, T0).toCompletableFuture();
+      CompletableFuture<Decision> inspected = CompletableFuture.supplyAsync(() -> backend.inspect("m", two.get(0), T0));
+      Thread.sleep(100); // both queued behind the first
+      stall.get(10, TimeUnit.SECONDS);
+      assertThat(first).failsWithin(5, TimeUnit.SECONDS).withThrowableThat().withMessageContaining("maxmemory");
+      assertThat(failing).failsWithin(5, TimeUnit.SECONDS).withThrowableThat().withMessageContaining("maxmemory");
+      assertThat(inspected.get(5, TimeUnit.SECONDS).remaining()).as("nothing was written: fresh").isEqualTo(10);
+    } finally {
+      server.command("CONFIG", "SET", "maxmemory", "0");
+    }
+  }
+
   // ---------------------------------------------------------------- same decisions, batched or not
 
   @ParameterizedTest
