@@ -2,13 +2,14 @@
 # Runs every measurement quoted in docs/benchmarks.md, one after another, and keeps the raw output
 # in ratelimit-bench/target/report/. Run from the repository root on a machine doing nothing else;
 # it starts (and stops) its own redis-server processes on free loopback ports.
-#   ratelimit-bench/report.sh            # everything, about 20 minutes on 2 cores
-#   ratelimit-bench/report.sh memory     # one part: memory, memory-forked, redis, cluster, hot, roundtrips, jmh, load, chart
+#   ratelimit-bench/report.sh            # everything, about 35 minutes on 2 cores
+#   ratelimit-bench/report.sh memory     # one part: memory, memory-forked, redis, cluster, hot, roundtrips, jmh, load,
+#                                        # front-door, chart
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=ratelimit-bench/target/report
 jar=ratelimit-bench/target/benchmarks.jar
-parts=("${@:-memory memory-forked redis cluster hot roundtrips jmh load chart}")
+parts=("${@:-memory memory-forked redis cluster hot roundtrips jmh load front-door chart}")
 parts=(${parts[@]})
 
 if [[ ! -f $jar ]]; then
@@ -70,6 +71,8 @@ for part in "${parts[@]}"; do
     load)       rm -f examples/ratelimit-service/target/load-report.md
                 ./mvnw -B -q -Pload -pl examples/ratelimit-service -am verify | tee "$out/load.txt"
                 cp examples/ratelimit-service/target/load-report.md "$out/load-report.md" ;;
+    front-door) # HTTP over loopback: Tomcat behind each limiter, driven by wrk (ratelimit-bench/FRONT-DOOR.md)
+                ratelimit-bench/front-door.sh | tee "$out/front-door.txt" ;;
     chart)      java -cp $jar dev.ratelimit.bench.AdmissionChart docs/admissions.svg | tee "$out/chart.txt" ;;
     *)          echo "unknown part: $part" >&2; exit 2 ;;
   esac

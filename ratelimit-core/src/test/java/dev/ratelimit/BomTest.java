@@ -51,7 +51,7 @@ class BomTest {
   /** The parent's modules that users depend on: not the BOM itself, the examples or the benchmarks. */
   private static List<String> publishedModules() throws Exception {
     return all(pom("pom.xml"), "module").stream().map(Element::getTextContent)
-        .filter(m -> !m.startsWith("examples/") && !m.equals("ratelimit-bench") && !m.equals("ratelimit-bom"))
+        .filter(m -> !m.startsWith("examples/") && !m.startsWith("ratelimit-bench") && !m.equals("ratelimit-bom"))
         .toList();
   }
 
