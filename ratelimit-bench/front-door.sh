@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The front-door benchmark (ratelimit-bench/FRONT-DOOR.md): the application of ratelimit-bench/front-door
+# The front-door benchmark (docs/benchmarks.md, "Front doors over HTTP"): the application of ratelimit-bench/front-door
 # (Tomcat, GET /work?user=N) behind each limiter in turn, driven over loopback by wrk; one Markdown
 # table per round and one of the medians. Builds once, starts its own redis-server on a free loopback
 # port, starts and stops the application once per row, and stops (by PID) only what it started.

@@ -71,7 +71,7 @@ for part in "${parts[@]}"; do
     load)       rm -f examples/ratelimit-service/target/load-report.md
                 ./mvnw -B -q -Pload -pl examples/ratelimit-service -am verify | tee "$out/load.txt"
                 cp examples/ratelimit-service/target/load-report.md "$out/load-report.md" ;;
-    front-door) # HTTP over loopback: Tomcat behind each limiter, driven by wrk (ratelimit-bench/FRONT-DOOR.md)
+    front-door) # HTTP over loopback: Tomcat behind each limiter, driven by wrk (docs/benchmarks.md, "Front doors over HTTP")
                 ratelimit-bench/front-door.sh | tee "$out/front-door.txt" ;;
     chart)      java -cp $jar dev.ratelimit.bench.AdmissionChart docs/admissions.svg | tee "$out/chart.txt" ;;
     *)          echo "unknown part: $part" >&2; exit 2 ;;
