@@ -67,6 +67,8 @@ public final class RedisPeers {
    * slow moment of this shared machine is measured as latency, not turned into failure-mode answers.
    */
   private static final Duration TIMEOUT = Duration.ofSeconds(3);
+  /** The row of the front doors' shape: blocking checkAll of one policy, one caller thread each. */
+  private static final String FRONT_DOOR = "ours, blocking checkAll of 1";
 
   private RedisPeers() {}
 
@@ -140,6 +142,13 @@ public final class RedisPeers {
       RateLimiter ours = limiter(redisson, prefix + "-ours", true, false);
       RateLimiter unbatched = limiter(redisson, prefix + "-unb", false, false);
       RateLimiter nearCache = limiter(redisson, prefix + "-nc", true, true);
+      RateLimiter frontDoor = limiter(redisson, prefix + "-fd", true, false);
+      // what the filter and the aspect do: a blocking checkAll of one policy on a container's thread
+      ExecutorService callers = Executors.newFixedThreadPool(WIDE, r -> {
+        Thread thread = new Thread(r, "bench-caller");
+        thread.setDaemon(true);
+        return thread;
+      });
 
       System.out.println("server: redis-server " + version + " at " + server.url() + " (pid " + server.pid()
           + ", started and stopped by this run), key prefix " + prefix + ", " + Runtime.getRuntime()
@@ -158,6 +167,14 @@ public final class RedisPeers {
       rows.put("ours", p -> fromLimiter(ours, policy, keys(p)));
       rows.put("ours, batching off", p -> fromLimiter(unbatched, policy, keys(p)));
       rows.put("ours + near-cache", p -> fromLimiter(nearCache, policy, keys(p)));
+      rows.put(FRONT_DOOR, p -> {
+        String[] keys = keys(p);
+        List<Policy> one = List.of(policy);
+        return i -> CompletableFuture.supplyAsync(() -> {
+          Decision d = frontDoor.checkAll(keys[i], one, 1).decisions().get(0);
+          return d.isDegraded() ? null : d.allowed();
+        }, callers);
+      });
       rows.put("Bucket4j + Redisson", p -> {
         List<AsyncBucketProxy> buckets = new ArrayList<>();
         for (String key : keys(p)) {
@@ -184,7 +201,8 @@ public final class RedisPeers {
           new String[] {"ours", "64"}, new String[] {"ours, batching off", "64"},
           new String[] {"ours + near-cache", "64"}, new String[] {"Bucket4j + Redisson", "64"},
           new String[] {"Redisson RRateLimiter", "64"}, new String[] {"minimal GCRA EVALSHA", "64"},
-          new String[] {"ours", "1"}, new String[] {"minimal GCRA EVALSHA", "1"}));
+          new String[] {"ours", "1"}, new String[] {"minimal GCRA EVALSHA", "1"},
+          new String[] {FRONT_DOOR, "64"}, new String[] {FRONT_DOOR, "1"}));
       for (int k : variants) {
         String name = "ours, " + k + " calls in flight";
         RateLimiter variant = RateLimiter.builder().clock(InstantSource.system()).nearCache(false).timeout(TIMEOUT)
@@ -246,6 +264,8 @@ public final class RedisPeers {
       ours.close();
       unbatched.close();
       nearCache.close();
+      frontDoor.close();
+      callers.shutdownNow();
     } finally {
       BenchRedis.shutdown(redisson);
       server.close();
@@ -493,7 +513,12 @@ public final class RedisPeers {
         {"ours@64 p99 / RRateLimiter@64 p99", "≤ 1.0"},
         {"ours@1 p50 / minimal GCRA EVALSHA@1 p50", "≤ 1.1"},
         {"ours server CPU/check / minimal GCRA's (@64)", ""},
-        {"ours script µs/check / minimal GCRA's (@1)", ""}};
+        {"ours script µs/check / minimal GCRA's (@1)", ""},
+        {"front door@64 / Bucket4j+Redisson@64 (checks/s)", "≥ 2.0"},
+        {"front door@64 / RRateLimiter@64 (checks/s)", "≥ 2.0"},
+        {"front door@64 / redis-benchmark -P 1 (checks/s)", "≥ 1.0"},
+        {"front door server CPU/check / minimal GCRA's", "≤ 1.1"},
+        {"front door@1 p50 / minimal GCRA EVALSHA@1 p50", "≤ 1.1"}};
     double[][] values = new double[ratios.length][all.size()];
     for (int r = 0; r < all.size(); r++) {
       List<Row> rows = all.get(r);
@@ -516,9 +541,16 @@ public final class RedisPeers {
       values[7][r] = ours1.p50Micros() / bare1.p50Micros();
       values[8][r] = ours.serverMicrosPerCheck() / bare.serverMicrosPerCheck();
       values[9][r] = ours1.scriptMicrosPerCheck() / bare1.scriptMicrosPerCheck();
+      Row door = find(rows, FRONT_DOOR, 64);
+      Row door1 = find(rows, FRONT_DOOR, 1);
+      values[10][r] = door.perSecond() / b4j.perSecond();
+      values[11][r] = door.perSecond() / rrl.perSecond();
+      values[12][r] = rb1 == null ? Double.NaN : door.perSecond() / rb1.perSecond();
+      values[13][r] = door.serverMicrosPerCheck() / bare.serverMicrosPerCheck();
+      values[14][r] = door1.p50Micros() / bare1.p50Micros();
     }
-    StringBuilder head = new StringBuilder("| ratio                                        | target |");
-    StringBuilder rule = new StringBuilder("|----------------------------------------------|--------|");
+    StringBuilder head = new StringBuilder("| ratio                                            | target |");
+    StringBuilder rule = new StringBuilder("|--------------------------------------------------|--------|");
     for (int r = 0; r < all.size(); r++) {
       head.append(String.format(Locale.ROOT, " round %d |", r + 1));
       rule.append("---------|");
@@ -526,7 +558,7 @@ public final class RedisPeers {
     System.out.println(head.append(" median |"));
     System.out.println(rule.append("--------|"));
     for (int i = 0; i < ratios.length; i++) {
-      StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "| %-44s | %-6s |", ratios[i][0], ratios[i][1]));
+      StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "| %-48s | %-6s |", ratios[i][0], ratios[i][1]));
       for (double v : values[i]) {
         line.append(String.format(Locale.ROOT, " %7.2f |", v));
       }
