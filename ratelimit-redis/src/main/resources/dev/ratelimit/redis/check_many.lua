@@ -1,3 +1,23 @@
+-- Drops the writes held back, none of which went out: later reads in this call see the stored
+-- values again.
+local function discard_deferred()
+  for i = #deferred, 1, -1 do
+    strings[deferred[i][1]] = deferred[i][4]
+  end
+  deferred = nil
+end
+
+-- After an error while writes were held back or going out (some may have gone): later reads in
+-- this call read those keys from Redis again.
+local function forget_deferred()
+  if deferred then
+    for i = 1, #deferred do
+      strings[deferred[i][1]] = nil
+    end
+    deferred = nil
+  end
+end
+
 -- Several policies of one key, all or nothing, as check_all.lua and check_batch.lua run it.
 -- keys: every policy's state keys, in order (two for sliding_log, its log and its sequence; one
 -- for the others). specs: per policy {algorithm, window, limit, burst}.

@@ -42,26 +42,6 @@ local function set_px(key, value, ms)
   strings[key] = value
 end
 
--- Drops the writes held back, none of which went out: later reads in this call see the stored
--- values again.
-local function discard_deferred()
-  for i = #deferred, 1, -1 do
-    strings[deferred[i][1]] = deferred[i][4]
-  end
-  deferred = nil
-end
-
--- After an error while writes were held back or going out (some may have gone): later reads in
--- this call read those keys from Redis again.
-local function forget_deferred()
-  if deferred then
-    for i = 1, #deferred do
-      strings[deferred[i][1]] = nil
-    end
-    deferred = nil
-  end
-end
-
 -- A whole number as text, without tostring's loss of digits beyond 14.
 local function int(x)
   return string.format('%d', x)
