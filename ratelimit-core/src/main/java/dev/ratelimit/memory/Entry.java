@@ -85,9 +85,10 @@ abstract class Entry extends ColdPrefix {
   volatile boolean removed;
   /**
    * Set once the key is checked again (or its first check took the whole capacity): the entry moves
-   * from the backend's probation segment to its kept one. Written under the lock.
+   * from the backend's probation segment to its kept one. Written and read under the lock, but for
+   * the cache's eviction listener, which handles either value it may see (see the backend's evicted).
    */
-  volatile boolean kept;
+  boolean kept;
   /**
    * Set when the cache evicted this entry as expired after a check had renewed it: it is still the
    * key's entry (in the index) and goes back in the cache on its next use.

@@ -195,7 +195,7 @@ public final class InMemoryBackend implements Backend {
 
   /** A check; without {@code detailed}, answered {@link State#ALLOWED} or {@link State#DENIED}. */
   private Decision check(String key, Policy policy, long cost, long nowMicros, boolean detailed) {
-    observe(nowMicros);
+    long lag = observe(nowMicros);
     for (;;) {
       State entry = index.get(key);
       if (entry == null) {
@@ -209,7 +209,7 @@ public final class InMemoryBackend implements Backend {
         }
         created.adopt(policy); // the key's first state is its entry
         created.kept = cost >= policy.capacity(); // a first check that took it all: it denies
-        created.settle(created, policy, lag(nowMicros));
+        created.settle(created, policy, lag);
         created.lock();
         try {
           if (publish(key, created)) {
@@ -226,7 +226,7 @@ public final class InMemoryBackend implements Backend {
       Decision decision;
       entry.lock();
       try {
-        decision = checkLocked(key, entry, policy, cost, nowMicros, detailed);
+        decision = checkLocked(key, entry, policy, cost, nowMicros, lag, detailed);
       } finally {
         entry.unlock();
       }
@@ -237,7 +237,7 @@ public final class InMemoryBackend implements Backend {
   }
 
   /** A check on {@code entry}, its lock held; null when the entry was dropped: check again. */
-  private Decision checkLocked(String key, State entry, Policy policy, long cost, long nowMicros,
+  private Decision checkLocked(String key, State entry, Policy policy, long cost, long nowMicros, long lag,
       boolean detailed) {
     if (entry.removed || dropIfExpired(key, entry)) {
       return null;
@@ -268,7 +268,7 @@ public final class InMemoryBackend implements Backend {
       entry.add(state, policy);
     }
     long oldHold = entry.hold;
-    long hold = entry.settle(state, policy, lag(nowMicros));
+    long hold = entry.settle(state, policy, lag);
     if (added || hold != Entry.UNCHANGED) {
       beforeRenewal(oldHold);
     }
@@ -655,13 +655,18 @@ public final class InMemoryBackend implements Backend {
     return latest > nanos ? (latest - nanos) / 1_000L : 0;
   }
 
-  /** Moves the cache's clock forward when {@code nowMicros} is at least 100 ms past it: rare writes. */
-  private void observe(long nowMicros) {
+  /**
+   * Moves the cache's clock forward when {@code nowMicros} is at least 100 ms past it (rare
+   * writes); answers {@link #lag} as the clock was read.
+   */
+  private long observe(long nowMicros) {
     long nanos = nanos(nowMicros);
     long seen = latestNanos;
     if (nanos - TICK_NANOS > seen) {
       advance(nanos, seen);
+      return 0;
     }
+    return seen > nanos ? (seen - nanos) / 1_000L : 0;
   }
 
   /** Moves the cache's clock forward to exactly {@code nowMicros} when it is later. */
