@@ -24,8 +24,8 @@ class PeerChartTest {
     assertThat(document.getDocumentElement().getTagName()).isEqualTo("svg");
     assertThat(document.getElementsByTagName("rect").getLength()).as("the background and a bar per row")
         .isEqualTo(1 + PeerChart.ROWS.size());
-    assertThat(svg).contains("94,135", "14,279 (ours: 6.59×)", "22,294 (ours: 4.22×)", "206,943 (ours: 0.45×)",
-        "commit 1e2c0c9");
+    assertThat(svg).contains("68,368", "14,811 (ours: 4.62×)", "24,798 (ours: 2.76×)", "131,485 (ours: 0.52×)",
+        "commit 8505d2d");
   }
 
   @Test
