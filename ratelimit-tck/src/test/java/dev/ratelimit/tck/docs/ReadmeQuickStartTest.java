@@ -1,4 +1,4 @@
-package dev.ratelimit;
+package dev.ratelimit.tck.docs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 
 /** The library's quick start, in README.md and docs/getting-started.md, run as written there. */
 class ReadmeQuickStartTest {
-  private static final String SOURCE = "src/test/java/dev/ratelimit/ReadmeQuickStartTest.java";
+  private static final String SOURCE = "src/test/java/dev/ratelimit/tck/docs/ReadmeQuickStartTest.java";
 
   @Test
   void bothPagesShowTheCodeThisTestRuns() {

@@ -1,4 +1,4 @@
-package dev.ratelimit;
+package dev.ratelimit.tck.docs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
