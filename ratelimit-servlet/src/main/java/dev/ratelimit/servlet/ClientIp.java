@@ -1,5 +1,7 @@
 package dev.ratelimit.servlet;
 
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletRequestWrapper;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -16,6 +18,13 @@ import java.util.function.Consumer;
  * (inside one of the configured CIDRs). Only then are {@code X-Forwarded-For} and {@code Forwarded}
  * (RFC 7239 {@code for=}) read, right to left, skipping trusted hops: the first hop that is not
  * trusted is the client. If every hop is trusted, the leftmost one is.
+ *
+ * <p>The peer and the headers are read as the request arrived, so that these trusted proxies alone
+ * decide, whatever else in the server believes forwarding headers: request wrappers are seen
+ * through to the container's request (Spring's {@code ForwardedHeaderFilter}, Tomcat's {@code
+ * RemoteIpFilter} and the like rewrite {@code getRemoteAddr()} and hide the headers in a wrapper),
+ * and what {@link #recordArrival} recorded is read instead of the container's request (for a
+ * server component that rewrites the request itself, such as Tomcat's {@code RemoteIpValve}).
  *
  * <ul>
  *   <li>A forged header from a peer that is not trusted changes nothing.</li>
@@ -59,6 +68,51 @@ public final class ClientIp {
     this.trusted = List.copyOf(cidrs);
   }
 
+  /** The request attribute holding an {@link Arrival}; its type is private, so nobody else makes one. */
+  private static final String ARRIVAL = ClientIp.class.getName() + ".arrival";
+
+  /**
+   * Records the peer address and the forwarding headers of {@code request} as they are now, for
+   * {@link #resolve} to read in place of what they become. Call it before a server component that
+   * rewrites the request itself, without a wrapper: a Tomcat valve placed before {@code
+   * RemoteIpValve}, say (the Spring Boot starter installs one). The first record of a request
+   * stays; later calls change nothing.
+   */
+  public static void recordArrival(HttpServletRequest request) {
+    if (!(request.getAttribute(ARRIVAL) instanceof Arrival)) {
+      request.setAttribute(ARRIVAL, Arrival.of(request));
+    }
+  }
+
+  /**
+   * The peer address and forwarding header lines (null when absent) of a request as it arrived.
+   *
+   * @param remoteAddr the peer
+   * @param forwardedFor the {@code X-Forwarded-For} lines
+   * @param forwarded the {@code Forwarded} lines
+   */
+  private record Arrival(String remoteAddr, List<String> forwardedFor, List<String> forwarded) {
+    static Arrival of(HttpServletRequest request) {
+      return new Arrival(request.getRemoteAddr(), lines(request, "X-Forwarded-For"), lines(request, "Forwarded"));
+    }
+  }
+
+  /** What {@link #recordArrival} recorded, else the container's request under any wrappers. */
+  private static Arrival arrival(HttpServletRequest request) {
+    if (request.getAttribute(ARRIVAL) instanceof Arrival recorded) {
+      return recorded;
+    }
+    HttpServletRequest received = request;
+    ServletRequest inner = request;
+    while (inner instanceof ServletRequestWrapper wrapper) {
+      inner = wrapper.getRequest();
+      if (inner instanceof HttpServletRequest http) {
+        received = http;
+      }
+    }
+    return Arrival.of(received);
+  }
+
   /**
    * The client address of {@code request}, canonically printed. When the peer address is not an
    * IP literal at all (a Unix socket, say), it is returned as the container gives it.
@@ -74,7 +128,8 @@ public final class ClientIp {
    * application that nobody declared trusted, so that every client behind it has its address.
    */
   String resolve(HttpServletRequest request, Consumer<String> ignoredForwarding) {
-    String remote = request.getRemoteAddr();
+    Arrival arrival = arrival(request);
+    String remote = arrival.remoteAddr();
     byte[] peer = InetLiterals.parseNode(remote);
     if (peer == null) {
       return remote;
@@ -82,13 +137,13 @@ public final class ClientIp {
     if (!isTrusted(peer)) {
       String client = InetLiterals.format(peer);
       if (ignoredForwarding != null && isLocal(peer)
-          && (request.getHeader("X-Forwarded-For") != null || request.getHeader("Forwarded") != null)) {
+          && (arrival.forwardedFor() != null || arrival.forwarded() != null)) {
         ignoredForwarding.accept(client);
       }
       return client;
     }
-    List<String> xff = forwardedFor(request);
-    List<String> forwarded = forwarded(request);
+    List<String> xff = forwardedFor(arrival.forwardedFor());
+    List<String> forwarded = forwarded(arrival.forwarded());
     byte[] fromXff = xff == null ? null : walk(xff, peer);
     byte[] fromForwarded = forwarded == null ? null : walk(forwarded, peer);
     byte[] client;
@@ -172,9 +227,8 @@ public final class ClientIp {
     return current;
   }
 
-  /** The {@code X-Forwarded-For} entries of all its lines in order, or null when absent. */
-  static List<String> forwardedFor(HttpServletRequest request) {
-    List<String> lines = lines(request, "X-Forwarded-For");
+  /** The {@code X-Forwarded-For} entries of all its {@code lines} in order, or null when absent. */
+  private static List<String> forwardedFor(List<String> lines) {
     if (lines == null) {
       return null;
     }
@@ -188,11 +242,10 @@ public final class ClientIp {
   }
 
   /**
-   * The {@code for=} values of the {@code Forwarded} elements of all its lines in order (a null
-   * entry for an element without {@code for}), or null when the header is absent.
+   * The {@code for=} values of the {@code Forwarded} elements of all its {@code lines} in order (a
+   * null entry for an element without {@code for}), or null when the header is absent.
    */
-  static List<String> forwarded(HttpServletRequest request) {
-    List<String> lines = lines(request, "Forwarded");
+  private static List<String> forwarded(List<String> lines) {
     if (lines == null) {
       return null;
     }

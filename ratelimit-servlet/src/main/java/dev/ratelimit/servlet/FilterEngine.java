@@ -216,9 +216,8 @@ final class FilterEngine {
         + " trusted proxy, so #clientIp is " + peer + " for them. If it is a proxy in front of the"
         + " application (a load balancer, ingress or reverse proxy), add its address or network to the"
         + " trusted proxies (ratelimit.trusted-proxies, RateLimitFilter.Builder#trustedProxies), or every"
-        + " client behind it shares its keys; if the server already took the client's address from these"
-        + " headers (Tomcat's RemoteIpValve, server.forward-headers-strategy=native), " + peer + " is a"
-        + " client and this can be ignored");
+        + " client behind it shares its keys; for #clientIp, these are the only proxies believed, whatever"
+        + " server.forward-headers-strategy or the server's own settings trust");
   }
 
   /** The evaluated key, or null when it is null, blank or its evaluation failed. */

@@ -3,7 +3,11 @@ package dev.ratelimit.servlet;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -43,6 +47,53 @@ class ClientIpTest {
     NONE.resolve(Stubs.request("192.168.1.5"), reported::add);
     trusting.resolve(Stubs.request("10.1.2.3", "X-Forwarded-For", "203.0.113.7"), reported::add);
     assertThat(reported).hasSize(4);
+  }
+
+  @Test
+  void wrappersAreSeenThroughToThePeerAndHeadersAsTheyArrived() {
+    HttpServletRequest arrived = Stubs.request("127.0.0.1", "X-Forwarded-For", "203.0.113.7, 10.0.0.2");
+    // as Spring's ForwardedHeaderFilter or Tomcat's RemoteIpFilter leave it: another peer, no header
+    HttpServletRequest rewritten = new HttpServletRequestWrapper(new HttpServletRequestWrapper(arrived) {
+      @Override
+      public String getRemoteAddr() {
+        return "198.51.100.1";
+      }
+
+      @Override
+      public String getHeader(String name) {
+        return null;
+      }
+
+      @Override
+      public java.util.Enumeration<String> getHeaders(String name) {
+        return java.util.Collections.emptyEnumeration();
+      }
+    });
+    assertThat(NONE.resolve(rewritten)).isEqualTo("127.0.0.1");
+    assertThat(TRUSTING.resolve(rewritten)).isEqualTo("203.0.113.7");
+    List<String> reported = new java.util.ArrayList<>();
+    NONE.resolve(rewritten, reported::add);
+    assertThat(reported).containsExactly("127.0.0.1");
+  }
+
+  @Test
+  void theRecordedArrivalIsReadInsteadOfWhatTheServerMadeOfTheRequest() {
+    Map<String, Object> attributes = new HashMap<>();
+    HttpServletRequest arrived = Stubs.request(attributes, "127.0.0.1", "X-Forwarded-For", "203.0.113.7",
+        "Forwarded", "for=203.0.113.7");
+    ClientIp.recordArrival(arrived);
+    // as Tomcat's RemoteIpValve leaves it: the address taken from X-Forwarded-For, which is removed
+    HttpServletRequest rewritten = Stubs.request(attributes, "203.0.113.7", "Forwarded", "for=203.0.113.7");
+    ClientIp.recordArrival(rewritten); // the first record stays
+    assertThat(NONE.resolve(rewritten)).isEqualTo("127.0.0.1");
+    assertThat(TRUSTING.resolve(rewritten)).isEqualTo("203.0.113.7");
+    List<String> reported = new java.util.ArrayList<>();
+    NONE.resolve(rewritten, reported::add);
+    assertThat(reported).containsExactly("127.0.0.1");
+    // an attribute of that name set by anything else is not a record
+    HttpServletRequest other = Stubs.request(new HashMap<>(Map.of(ClientIp.class.getName() + ".arrival", "10.0.0.1")),
+        "192.0.2.1");
+    assertThat(TRUSTING.resolve(other)).isEqualTo("192.0.2.1");
   }
 
   @Test

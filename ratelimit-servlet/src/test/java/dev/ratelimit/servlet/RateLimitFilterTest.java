@@ -472,6 +472,44 @@ class RateLimitFilterTest {
     assertThat(limiter.inspect("ip:198.51.100.1", p).remaining()).isEqualTo(1);
   }
 
+  /** Spring's ForwardedHeaderFilter ahead of the filter: it believes every peer, and hides the headers. */
+  private TestServer serveBehindForwardedHeaderFilter(RateLimitFilter filter) {
+    return TestServer.start(context -> {
+      var dispatch = java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST);
+      context.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(
+          new org.springframework.web.filter.ForwardedHeaderFilter()), "/*", dispatch);
+      context.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(filter), "/*", dispatch);
+    });
+  }
+
+  @Test
+  void aForwardedHeaderFilterAheadDoesNotLetAnUntrustedPeerChooseItsAddress() {
+    Policy p = Policy.of(1, Duration.ofMinutes(1)).withName("p");
+    server = serveBehindForwardedHeaderFilter(RateLimitFilter.builder(limiter)
+        .rule(RateLimitRule.builder("ip").path("/**").policy(p).build()).build());
+    try (LogCapture log = new LogCapture()) {
+      assertThat(server.get("/", "X-Forwarded-For", "198.51.100.1").statusCode()).isEqualTo(200);
+      assertThat(server.get("/", "Forwarded", "for=198.51.100.2").statusCode()).isEqualTo(429);
+      assertThat(log.messages()).as("the peer sent forwarding headers, though hidden by the wrapper")
+          .singleElement().satisfies(m -> assertThat(m).contains("requests from 127.0.0.1 carry X-Forwarded-For"));
+    }
+    assertThat(limiter.inspect("ip:127.0.0.1", p).remaining()).isZero();
+    assertThat(limiter.inspect("ip:198.51.100.1", p).remaining()).isEqualTo(1);
+  }
+
+  @Test
+  void aForwardedHeaderFilterAheadLeavesATrustedProxysHeadersReadable() {
+    Policy p = Policy.of(1, Duration.ofMinutes(1)).withName("p");
+    server = serveBehindForwardedHeaderFilter(RateLimitFilter.builder(limiter)
+        .rule(RateLimitRule.builder("ip").path("/**").policy(p).build())
+        .trustedProxies(List.of("127.0.0.1")).build());
+    assertThat(server.get("/", "X-Forwarded-For", "198.51.100.1, 10.0.0.1").statusCode()).isEqualTo(200);
+    // the wrapper reads the leftmost entry; the trusted proxies read from the right
+    assertThat(limiter.inspect("ip:10.0.0.1", p).remaining()).isZero();
+    assertThat(server.get("/", "Forwarded", "for=198.51.100.2").statusCode()).isEqualTo(200);
+    assertThat(limiter.inspect("ip:198.51.100.2", p).remaining()).isZero();
+  }
+
   @Test
   void aLocalProxyThatIsNotTrustedIsPointedOutOncePerMinute() {
     Policy p = Policy.of(10, Duration.ofMinutes(1)).withName("p");

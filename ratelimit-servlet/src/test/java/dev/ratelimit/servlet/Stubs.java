@@ -24,6 +24,14 @@ final class Stubs {
 
   /** A request from {@code remoteAddr} with header lines given as name, value, name, value... */
   static HttpServletRequest request(String remoteAddr, String... headers) {
+    return request(new java.util.HashMap<>(), remoteAddr, headers);
+  }
+
+  /**
+   * {@link #request(String, String...)} whose attributes are {@code attributes}: two of these on one
+   * map are one request before and after a server component rewrote its address and headers.
+   */
+  static HttpServletRequest request(Map<String, Object> attributes, String remoteAddr, String... headers) {
     Map<String, List<String>> byName = new LinkedHashMap<>();
     for (int i = 0; i < headers.length; i += 2) {
       byName.computeIfAbsent(headers[i].toLowerCase(Locale.ROOT), k -> new ArrayList<>()).add(headers[i + 1]);
@@ -35,6 +43,11 @@ final class Stubs {
               return remoteAddr;
             case "getMethod":
               return "GET";
+            case "getAttribute":
+              return attributes.get((String) args[0]);
+            case "setAttribute":
+              attributes.put((String) args[0], args[1]);
+              return null;
             case "getHeaders":
               return Collections.enumeration(byName.getOrDefault(((String) args[0]).toLowerCase(Locale.ROOT), List.of()));
             case "getHeader": {

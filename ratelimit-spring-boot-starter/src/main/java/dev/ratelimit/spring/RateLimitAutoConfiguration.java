@@ -54,7 +54,7 @@ import java.util.Map;
 @EnableConfigurationProperties(RateLimitProperties.class)
 // Redis first: the in-memory backend backs off when Redis made one. (Not nested classes: Spring
 // processes nested configuration classes before imports, which would reverse the order.)
-@Import({RedisBackendConfiguration.class, MemoryBackendConfiguration.class})
+@Import({RedisBackendConfiguration.class, MemoryBackendConfiguration.class, ServerForwardingConfiguration.class})
 public class RateLimitAutoConfiguration {
 
   /** The named policies, validated at start-up. */
