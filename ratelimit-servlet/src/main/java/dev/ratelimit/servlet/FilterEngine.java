@@ -60,7 +60,8 @@ final class FilterEngine {
     this.headers = headers;
     this.missingKey = missingKey;
     this.deniedHandler = deniedHandler != null ? deniedHandler
-        : (request, response, decision) -> RateLimitResponses.writeDenied(response, decision.decisions(), headers);
+        : (request, response, decision) -> RateLimitResponses.writeDenied(request, response, decision.decisions(),
+            headers);
     this.log = log;
     this.appliedAttribute = RateLimitFilter.class.getName() + ".applied." + INSTANCES.incrementAndGet();
   }
@@ -198,9 +199,9 @@ final class FilterEngine {
           + (allowed ? "to allow" : "to deny") + " and no limit headers are sent");
     }
     if (allowed) {
-      RateLimitResponses.writeHeaders(response, checked, headers);
+      RateLimitResponses.writeHeaders(request, response, checked, headers);
     } else {
-      RateLimitResponses.writeHeadersOfDenial(response, checked, headers);
+      RateLimitResponses.writeHeadersOfDenial(request, response, checked, headers);
       deniedHandler.handle(request, response, new MultiDecision(false, checked));
       return;
     }

@@ -2,6 +2,7 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -27,7 +28,13 @@ import java.util.Objects;
  *       effective window. Seconds are whole and rounded up.</li>
  *   <li>Legacy, optional: {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining} and
  *       {@code X-RateLimit-Reset} (seconds until reset, rounded up) of the most limiting decision
- *       (as {@link MultiDecision#limiting()}).</li>
+ *       (as {@link MultiDecision#limiting()}: a denying one with the longest wait, else the one
+ *       with the least remaining).</li>
+ *   <li>One request, several writers: a filter rule and a {@code @RateLimited} method may both
+ *       check a request. The methods that take the request record the decisions on it and write
+ *       the headers of all of them, so the last writer's fields describe every policy that checked
+ *       the request: one item per policy name (of two decisions of one name, the more restrictive),
+ *       the legacy fields and {@code Retry-After} of the most limiting of them all.</li>
  *   <li>No limit header at all when any decision {@link Decision#isDegraded() is degraded}.</li>
  *   <li>Denied: {@code 429}, {@code Retry-After} in whole seconds rounded up (never earlier than
  *       the real wait: 1.001 s gives 2), {@code Cache-Control: no-store}, and an RFC 9457 body of
@@ -41,23 +48,120 @@ public final class RateLimitResponses {
   static final String QUOTA_EXCEEDED_TITLE = "Request cannot be satisfied as assigned quota has been exceeded";
   static final String PROBLEM_JSON = "application/problem+json";
   static final int TOO_MANY_REQUESTS = 429;
+  /** The request attribute holding the decisions whose limit headers were written for it. */
+  static final String DECISIONS = RateLimitResponses.class.getName() + ".decisions";
+  /** Every limit header field this class writes, but {@code Retry-After}. */
+  private static final List<String> LIMIT_FIELDS = List.of("RateLimit-Policy", "RateLimit", "X-RateLimit-Limit",
+      "X-RateLimit-Remaining", "X-RateLimit-Reset");
 
   private RateLimitResponses() {}
 
   /**
-   * Sets the limit headers that {@code options} asks for, describing {@code decisions}; sets
-   * nothing when the list is empty or any decision is degraded. Replaces earlier values.
+   * Sets the limit headers that {@code options} asks for, describing {@code decisions} alone; sets
+   * nothing when the list is empty or any decision is degraded. Replaces earlier values: where
+   * several checks answer one request, use {@link #writeHeaders(HttpServletRequest,
+   * HttpServletResponse, List, HeaderOptions)}.
    */
   public static void writeHeaders(HttpServletResponse response, List<Decision> decisions, HeaderOptions options) {
     writeHeaders(response, decisions, options, Long.MAX_VALUE);
   }
 
   /**
-   * The limit headers of a denied response ({@link #writeHeaders} with no {@code t} beyond the
-   * response's {@code Retry-After}), for the filter to set before its {@link DeniedHandler} runs.
+   * Sets the limit headers of {@code decisions} together with those of every decision written for
+   * {@code request} before (by the filter, a {@code @RateLimited} method...), and records them on
+   * the request for the next writer: each field lists every policy that checked the request, once.
+   * When any of them is degraded, no limit header is left on the response.
+   *
+   * @param request the request the response answers; null writes {@code decisions} alone
    */
-  static void writeHeadersOfDenial(HttpServletResponse response, List<Decision> decisions, HeaderOptions options) {
-    writeHeaders(response, decisions, options, decisions == null ? 0 : ceilSeconds(retryAfterMicros(decisions)));
+  public static void writeHeaders(HttpServletRequest request, HttpServletResponse response, List<Decision> decisions,
+      HeaderOptions options) {
+    writeHeaders(response, record(request, response, decisions), options, Long.MAX_VALUE);
+  }
+
+  /**
+   * The limit headers of a denied response ({@link #writeHeaders} with no {@code t} beyond the
+   * response's {@code Retry-After}), with those written for the request before, for the filter to
+   * set before its {@link DeniedHandler} runs.
+   */
+  static void writeHeadersOfDenial(HttpServletRequest request, HttpServletResponse response, List<Decision> decisions,
+      HeaderOptions options) {
+    List<Decision> all = record(request, response, decisions);
+    writeHeaders(response, all, options, ceilSeconds(retryAfterMicros(all)));
+  }
+
+  /**
+   * {@code decisions} merged into those recorded on {@code request} ({@link #merge}), recorded
+   * there in turn; {@code decisions} alone when there is no request. When the merged decisions
+   * may carry no limit header (one is degraded) but earlier ones were written, the fields are
+   * removed from the response: they would describe only part of the policies.
+   */
+  static List<Decision> record(HttpServletRequest request, HttpServletResponse response, List<Decision> decisions) {
+    Objects.requireNonNull(decisions, "decisions");
+    if (request == null) {
+      return decisions;
+    }
+    List<Decision> earlier = recorded(request);
+    List<Decision> all = merge(earlier, decisions);
+    request.setAttribute(DECISIONS, all);
+    if (!earlier.isEmpty() && !hasLimitHeaders(all) && !response.isCommitted()) {
+      for (String name : LIMIT_FIELDS) {
+        response.setHeader(name, null); // Servlet: a null value removes the field
+      }
+    }
+    return all;
+  }
+
+  /** The decisions whose headers were written for {@code request}, in order; empty when none. */
+  @SuppressWarnings("unchecked")
+  static List<Decision> recorded(HttpServletRequest request) {
+    return request.getAttribute(DECISIONS) instanceof List<?> list ? (List<Decision>) list : List.of();
+  }
+
+  /**
+   * {@code earlier} followed by {@code added}, one decision per policy name: where both hold a
+   * name, the more restrictive decision keeps the earlier one's place (degraded first, then
+   * denied, then the least remaining, then the longest effective window).
+   */
+  static List<Decision> merge(List<Decision> earlier, List<Decision> added) {
+    List<Decision> all = new ArrayList<>(earlier.size() + added.size());
+    all.addAll(earlier);
+    for (Decision d : added) {
+      int at = indexOfName(all, d.policy().name());
+      if (at < 0) {
+        all.add(d);
+      } else if (moreRestrictive(d, all.get(at))) {
+        all.set(at, d);
+      }
+    }
+    return List.copyOf(all);
+  }
+
+  private static int indexOfName(List<Decision> decisions, String name) {
+    for (int i = 0; i < decisions.size(); i++) {
+      if (decisions.get(i).policy().name().equals(name)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private static boolean moreRestrictive(Decision a, Decision b) {
+    if (a.isDegraded() != b.isDegraded()) {
+      return a.isDegraded();
+    }
+    if (a.allowed() != b.allowed()) {
+      return !a.allowed();
+    }
+    if (a.remaining() != b.remaining()) {
+      return a.remaining() < b.remaining();
+    }
+    return effectiveWindowMicros(a) > effectiveWindowMicros(b);
+  }
+
+  /** The draft's effective window of one decision: its own wait when denying, else until fresh. */
+  private static long effectiveWindowMicros(Decision d) {
+    return d.allowed() ? d.resetAfterMicros() : d.retryAfterMicros();
   }
 
   /** {@link #writeHeaders}, with every {@code t} at most {@code maxWindowSeconds}. */
@@ -88,13 +192,28 @@ public final class RateLimitResponses {
    */
   public static void writeDenied(HttpServletResponse response, List<Decision> decisions, HeaderOptions options)
       throws IOException {
+    writeDenied(null, response, decisions, options);
+  }
+
+  /**
+   * {@link #writeDenied(HttpServletResponse, List, HeaderOptions)}, describing {@code decisions}
+   * together with every decision written for {@code request} before (see {@link
+   * #writeHeaders(HttpServletRequest, HttpServletResponse, List, HeaderOptions)}): a request a
+   * filter rule allowed and a {@code @RateLimited} method denied lists both policies, and its
+   * {@code Retry-After} is the longest wait of the denying ones.
+   *
+   * @param request the request the response answers; null describes {@code decisions} alone
+   */
+  public static void writeDenied(HttpServletRequest request, HttpServletResponse response, List<Decision> decisions,
+      HeaderOptions options) throws IOException {
     Objects.requireNonNull(response, "response");
     if (response.isCommitted()) {
       return;
     }
-    writeDeniedHeaders(response, decisions, options);
+    List<Decision> all = record(request, response, decisions);
+    writeDeniedHeaders(response, all, options);
     response.setStatus(TOO_MANY_REQUESTS);
-    writeBody(response, PROBLEM_JSON, problemJson(decisions, null));
+    writeBody(response, PROBLEM_JSON, problemJson(all, null));
   }
 
   /**
@@ -181,8 +300,7 @@ public final class RateLimitResponses {
       }
       sb.append(sfString(d.policy().name()))
           .append(";r=").append(Math.max(0, d.remaining()))
-          .append(";t=").append(Math.min(ceilSeconds(d.allowed() ? d.resetAfterMicros() : d.retryAfterMicros()),
-              maxWindowSeconds));
+          .append(";t=").append(Math.min(ceilSeconds(effectiveWindowMicros(d)), maxWindowSeconds));
     }
     return sb.toString();
   }

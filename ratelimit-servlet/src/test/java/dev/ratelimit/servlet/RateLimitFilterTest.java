@@ -294,6 +294,51 @@ class RateLimitFilterTest {
     }
   }
 
+  /** Two filters on one request, as a filter rule and a {@code @RateLimited} method check one in Spring. */
+  private TestServer twoFilters(RateLimitFilter outer, RateLimitFilter inner) {
+    server = TestServer.start(context -> {
+      context.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(outer), "/*",
+          java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+      context.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(inner), "/*",
+          java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+    });
+    return server;
+  }
+
+  @Test
+  void twoChecksOfOneRequestListEveryPolicyAndDenyWithTheLongestWait() {
+    Policy outer = Policy.of(5, Duration.ofHours(1)).withName("outer");
+    Policy inner = Policy.of(2, Duration.ofHours(1)).withName("inner");
+    twoFilters(RateLimitFilter.builder(limiter).rule(RateLimitRule.builder("o").path("/**").policy(outer).build())
+            .headers(new HeaderOptions(true, true)).build(),
+        RateLimitFilter.builder(limiter).rule(RateLimitRule.builder("i").path("/**").policy(inner).build())
+            .headers(new HeaderOptions(true, true)).build());
+    HttpResponse<String> first = server.get("/x");
+    assertThat(first.headers().allValues("RateLimit")).containsExactly("\"outer\";r=4;t=720, \"inner\";r=1;t=1800");
+    assertThat(first.headers().allValues("RateLimit-Policy"))
+        .containsExactly("\"outer\";q=5;w=3600, \"inner\";q=2;w=3600");
+    assertThat(first.headers().firstValue("X-RateLimit-Remaining")).hasValue("1");
+    assertThat(server.get("/x").statusCode()).isEqualTo(200);
+    HttpResponse<String> denied = server.get("/x");
+    assertThat(denied.statusCode()).isEqualTo(429);
+    assertThat(denied.headers().allValues("Retry-After")).containsExactly("1800");
+    assertThat(denied.headers().allValues("RateLimit")).containsExactly("\"outer\";r=2;t=1800, \"inner\";r=0;t=1800");
+    assertThat(Json.object(denied.body()).get("violated-policies")).isEqualTo(List.of("inner"));
+  }
+
+  @Test
+  void aDegradedSecondCheckRemovesTheFirstChecksHeaders() {
+    try (RateLimiter failing = RateLimiter.builder().backend(new Stubs.FailingBackend())
+        .failureMode(FailureMode.FAIL_OPEN).build()) {
+      twoFilters(apiFilter().headers(new HeaderOptions(true, true)).build(),
+          RateLimitFilter.builder(failing).rule(RateLimitRule.builder("down").path("/**")
+              .policy(Policy.of(9, Duration.ofMinutes(1)).withName("down")).build()).build());
+      HttpResponse<String> r = server.get("/api/x");
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(r.headers().map().keySet()).noneMatch(h -> h.toLowerCase().contains("ratelimit"));
+    }
+  }
+
   @Test
   void failClosedDeniesWithRetryAfterButNoLimitHeaders() {
     try (RateLimiter failing = RateLimiter.builder().backend(new Stubs.FailingBackend())

@@ -146,4 +146,71 @@ class RateLimitResponsesTest {
     assertThat(RateLimitResponses.jsonString("a\uD83Db")).isEqualTo("\"a\\ud83db\"");
     assertThat(RateLimitResponses.jsonString("\uDE00")).isEqualTo("\"\\ude00\"");
   }
+
+  @Test
+  void aSecondWriterForOneRequestListsTheFirstWritersPoliciesToo() {
+    Policy filter = Policy.of(2, Duration.ofHours(1)).withName("both-filter");
+    Policy annotation = Policy.of(5, Duration.ofHours(1)).withName("both-ann");
+    jakarta.servlet.http.HttpServletRequest request = Stubs.request("192.0.2.1");
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeHeaders(request, response.proxy,
+        List.of(allowed(filter, 0, Duration.ofSeconds(3600))), new HeaderOptions(true, true));
+    RateLimitResponses.writeHeaders(request, response.proxy,
+        List.of(allowed(annotation, 3, Duration.ofSeconds(1440))), new HeaderOptions(true, true));
+    assertThat(response.headers).containsEntry("RateLimit-Policy", "\"both-filter\";q=2;w=3600, \"both-ann\";q=5;w=3600")
+        .containsEntry("RateLimit", "\"both-filter\";r=0;t=3600, \"both-ann\";r=3;t=1440")
+        // the legacy fields: the most restrictive of both, the one with nothing left
+        .containsEntry("X-RateLimit-Limit", "2").containsEntry("X-RateLimit-Remaining", "0");
+
+    // without the request, a writer describes its own decisions only, as before
+    Stubs.Response alone = new Stubs.Response();
+    RateLimitResponses.writeHeaders(alone.proxy, List.of(allowed(annotation, 3, Duration.ofSeconds(1440))),
+        HeaderOptions.DEFAULT);
+    assertThat(alone.headers).containsEntry("RateLimit", "\"both-ann\";r=3;t=1440");
+  }
+
+  @Test
+  void aDenialAfterAnotherWritersHeadersTakesTheLongestWaitOfEveryDenyingPolicy() throws Exception {
+    Policy first = Policy.of(10, Duration.ofMinutes(1)).withName("first");
+    Policy second = Policy.of(3, Duration.ofHours(1)).withName("second");
+    jakarta.servlet.http.HttpServletRequest request = Stubs.request("192.0.2.1");
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeHeaders(request, response.proxy,
+        List.of(denied(first, Duration.ofSeconds(40), Duration.ofSeconds(60))), HeaderOptions.DEFAULT);
+    RateLimitResponses.writeDenied(request, response.proxy,
+        List.of(denied(second, Duration.ofSeconds(25), Duration.ofSeconds(3600))), HeaderOptions.DEFAULT);
+    assertThat(response.status).isEqualTo(429);
+    assertThat(response.headers).containsEntry("Retry-After", "40")
+        .containsEntry("RateLimit", "\"first\";r=0;t=40, \"second\";r=0;t=25");
+    assertThat(Json.object(response.body.toString(java.nio.charset.StandardCharsets.UTF_8)).get("violated-policies"))
+        .isEqualTo(List.of("first", "second"));
+  }
+
+  @Test
+  void onePolicyCheckedTwiceForARequestIsListedOnceWithItsMoreRestrictiveDecision() {
+    jakarta.servlet.http.HttpServletRequest request = Stubs.request("192.0.2.1");
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeHeaders(request, response.proxy,
+        List.of(allowed(API, 7, Duration.ofSeconds(20)), allowed(BURST, 9, Duration.ofSeconds(1))), HeaderOptions.DEFAULT);
+    RateLimitResponses.writeHeaders(request, response.proxy,
+        List.of(allowed(API, 40, Duration.ofSeconds(5))), HeaderOptions.DEFAULT);
+    assertThat(response.headers).containsEntry("RateLimit", "\"api\";r=7;t=20, \"burst\";r=9;t=1");
+    RateLimitResponses.writeHeaders(request, response.proxy,
+        List.of(allowed(API, 2, Duration.ofSeconds(5))), HeaderOptions.DEFAULT);
+    assertThat(response.headers).containsEntry("RateLimit", "\"api\";r=2;t=5, \"burst\";r=9;t=1");
+    assertThat(RateLimitResponses.recorded(request)).hasSize(2);
+  }
+
+  @Test
+  void aDegradedDecisionAfterAnotherWritersHeadersLeavesNoLimitHeader() {
+    jakarta.servlet.http.HttpServletRequest request = Stubs.request("192.0.2.1");
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeHeaders(request, response.proxy, List.of(allowed(API, 7, Duration.ofSeconds(20))),
+        new HeaderOptions(true, true));
+    assertThat(response.headers).containsKeys("RateLimit", "RateLimit-Policy", "X-RateLimit-Limit");
+    Decision degraded = new Decision(BURST, true, -1, Duration.ZERO, Duration.ZERO, Duration.ZERO);
+    RateLimitResponses.writeHeaders(request, response.proxy, List.of(degraded), new HeaderOptions(true, true));
+    assertThat(response.headers).doesNotContainKeys("RateLimit", "RateLimit-Policy", "X-RateLimit-Limit",
+        "X-RateLimit-Remaining", "X-RateLimit-Reset");
+  }
 }

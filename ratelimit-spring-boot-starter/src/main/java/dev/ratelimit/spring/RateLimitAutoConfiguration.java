@@ -228,7 +228,7 @@ public class RateLimitAutoConfiguration {
           if (cors != null) {
             cors.apply(request, response);
           }
-          RateLimitResponses.writeDenied(response, decision.decisions(), headers);
+          RateLimitResponses.writeDenied(request, response, decision.decisions(), headers);
         });
       }
       requirePrincipalKnown(properties, environment);

@@ -3,6 +3,7 @@ package dev.ratelimit.spring;
 import dev.ratelimit.annotation.RateLimitExceededException;
 import dev.ratelimit.servlet.HeaderOptions;
 import dev.ratelimit.servlet.RateLimitResponses;
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import org.springframework.core.Ordered;
@@ -34,9 +35,10 @@ public class RateLimitExceptionHandler {
         + "\"detail\":\"the request has no rate-limit key\"}");
   }
 
-  /** Writes the 429. */
+  /** Writes the 429, its limit headers listing the filter's policies too when a filter rule checked the request. */
   @ExceptionHandler(RateLimitExceededException.class)
-  public void tooManyRequests(RateLimitExceededException e, HttpServletResponse response) throws IOException {
-    RateLimitResponses.writeDenied(response, e.decisions().decisions(), headers);
+  public void tooManyRequests(RateLimitExceededException e, HttpServletRequest request, HttpServletResponse response)
+      throws IOException {
+    RateLimitResponses.writeDenied(request, response, e.decisions().decisions(), headers);
   }
 }
