@@ -562,6 +562,11 @@ public final class RateLimitConfig {
         if (name.isBlank()) {
           throw fail(prefix + ".name", "must not be blank");
         }
+        try {
+          PolicyNames.requireFitsHeader(name.trim(), prefix);
+        } catch (IllegalArgumentException e) {
+          throw fail(prefix + ".name", e.getMessage());
+        }
         policy = policy.withName(name.trim());
       }
       return policy;

@@ -19,13 +19,18 @@ import java.util.Objects;
  *
  * <ul>
  *   <li>{@code RateLimit-Policy: "api";q=100;w=60} and {@code RateLimit: "api";r=0;t=17}, per
- *       draft-ietf-httpapi-ratelimit-headers-11: structured-field lists (RFC 8941), one item per
- *       decision, the item a string naming the policy; {@code q} the limit, {@code w} the window,
+ *       draft-ietf-httpapi-ratelimit-headers-11: structured-field lists (RFC 9651), one item per
+ *       decision, the item a String naming the policy ({@link PolicyNames}: printable ASCII,
+ *       {@code "} and {@code \} escaped; a decision whose policy name is not is left out of both
+ *       fields, and configuration refuses such names); {@code q} the limit, {@code w} the window,
  *       {@code r} what remains, {@code t} the draft's effective window, within which no more than
  *       {@code r} can be used: the seconds until the key's state is fresh again ({@code resetAfter}),
  *       but for a denying decision its own wait ({@code retryAfter}), and on a denied response never
  *       more than its {@code Retry-After}, which the draft says should not precede the end of an
- *       effective window. Seconds are whole and rounded up.</li>
+ *       effective window. Seconds are whole and rounded up. No {@code pk}: a partition key here
+ *       would be the limiter key, often personal data (an address, a user id), which the draft asks
+ *       servers not to expose; no {@code qu}: the unit is the draft's default, requests (or what a
+ *       rule's cost charges).</li>
  *   <li>Legacy, optional: {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining} and
  *       {@code X-RateLimit-Reset} (seconds until reset, rounded up) of the most limiting decision
  *       (as {@link MultiDecision#limiting()}: a denying one with the longest wait, else the one
@@ -173,7 +178,7 @@ public final class RateLimitResponses {
       return;
     }
     if (options.draft()) {
-      response.setHeader("RateLimit-Policy", policyHeader(decisions));
+      response.setHeader("RateLimit-Policy", policyHeader(decisions)); // null, none to list: no field
       response.setHeader("RateLimit", limitHeader(decisions, maxWindowSeconds));
     }
     if (options.legacy()) {
@@ -273,18 +278,24 @@ public final class RateLimitResponses {
     return true;
   }
 
-  /** {@code "a";q=100;w=60, "b";q=10;w=1}. */
+  /**
+   * {@code "a";q=100;w=60, "b";q=10;w=1}; null when no decision's policy name {@link
+   * PolicyNames#fitsHeader fits} a structured-field string (the field must not be empty).
+   */
   static String policyHeader(List<Decision> decisions) {
     StringBuilder sb = new StringBuilder();
     for (Decision d : decisions) {
+      if (!PolicyNames.fitsHeader(d.policy().name())) {
+        continue; // never written otherwise: configuration refuses such names
+      }
       if (sb.length() > 0) {
         sb.append(", ");
       }
-      sb.append(sfString(d.policy().name()))
+      sb.append(PolicyNames.sfString(d.policy().name()))
           .append(";q=").append(d.limit())
           .append(";w=").append(ceilSeconds(d.policy().window()));
     }
-    return sb.toString();
+    return sb.length() == 0 ? null : sb.toString();
   }
 
   /**
@@ -295,42 +306,17 @@ public final class RateLimitResponses {
   static String limitHeader(List<Decision> decisions, long maxWindowSeconds) {
     StringBuilder sb = new StringBuilder();
     for (Decision d : decisions) {
+      if (!PolicyNames.fitsHeader(d.policy().name())) {
+        continue;
+      }
       if (sb.length() > 0) {
         sb.append(", ");
       }
-      sb.append(sfString(d.policy().name()))
+      sb.append(PolicyNames.sfString(d.policy().name()))
           .append(";r=").append(Math.max(0, d.remaining()))
           .append(";t=").append(Math.min(ceilSeconds(effectiveWindowMicros(d)), maxWindowSeconds));
     }
-    return sb.toString();
-  }
-
-  /**
-   * An RFC 8941 sf-string: {@code "} and {@code \} escaped; a character outside printable ASCII,
-   * which an sf-string cannot hold, is written as its UTF-8 bytes percent-encoded.
-   */
-  static String sfString(String s) {
-    StringBuilder sb = new StringBuilder(s.length() + 2).append('"');
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c == '"' || c == '\\') {
-        sb.append('\\').append(c);
-      } else if (c >= 0x20 && c <= 0x7e) {
-        sb.append(c);
-      } else {
-        int cp = s.codePointAt(i);
-        if (Character.charCount(cp) == 2) {
-          i++;
-        }
-        String ch = Character.isValidCodePoint(cp) && !Character.isSurrogate((char) cp)
-            ? new String(Character.toChars(cp)) : "?";
-        for (byte b : ch.getBytes(StandardCharsets.UTF_8)) {
-          sb.append('%').append(Character.toUpperCase(Character.forDigit((b >> 4) & 0xf, 16)))
-              .append(Character.toUpperCase(Character.forDigit(b & 0xf, 16)));
-        }
-      }
-    }
-    return sb.append('"').toString();
+    return sb.length() == 0 ? null : sb.toString();
   }
 
   /** A JSON string literal: quotes, backslashes, control characters and lone surrogates escaped. */

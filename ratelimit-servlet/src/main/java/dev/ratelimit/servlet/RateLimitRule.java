@@ -57,7 +57,8 @@ import java.util.regex.Pattern;
  *     or digit; the first part of every limiter key of the rule
  * @param paths path patterns, at least one
  * @param methods HTTP methods in upper case; empty for all
- * @param policies the policies, at least one, with distinct names
+ * @param policies the policies, at least one, with distinct names of printable ASCII (the limit
+ *     headers name them in structured-field strings: see {@link PolicyNames})
  * @param key the SpEL expression of the key
  * @param cost the SpEL expression of the cost
  */
@@ -76,7 +77,8 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
    * Validates and copies; a null key or cost takes the default.
    *
    * @throws IllegalArgumentException naming the rule and the bad value: a bad name, no path or a
-   *     path that does not parse, a bad method, no policy or two with one name, a key or cost
+   *     path that does not parse, a bad method, no policy or two with one name, a policy name
+   *     outside printable ASCII, a key or cost
    *     that does not parse or uses what the sandbox refuses
    */
   public RateLimitRule {
@@ -98,6 +100,7 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     Set<String> policyNames = new HashSet<>();
     for (Policy policy : policies) {
       Objects.requireNonNull(policy, "policy");
+      PolicyNames.requireFitsHeader(policy.name(), "rule '" + name + "'");
       Require.argument(policyNames.add(policy.name()),
           "rule '%s': policy name '%s' appears twice; each policy of a rule needs its own name", name,
           policy.name());

@@ -208,6 +208,7 @@ class RateLimitConfigTest {
       no ratelimit prefix       | ratelimt.backend=memory                                      | ratelimt.backend: unknown property (every key starts with 'ratelimit.')
       index with leading zero   | ratelimit.rules[00].name=x                                   | ratelimit.rules[00].name: unknown property
       duplicate policy names    | ratelimit.rules[0].policies[0].name=p\\nratelimit.rules[0].policies[1].name=p\\nratelimit.rules[0].policies[1].limit=1/s | ratelimit.rules[0].policies[1].name: policy name 'p' is also the name of ratelimit.rules[0].policies[0]
+      non-ASCII policy name     | ratelimit.rules[0].policies[0].name=café                     | ratelimit.rules[0].policies[0].name: policy name 'café' (ratelimit.rules[0].policies[0]) cannot be written in the RateLimit and RateLimit-Policy headers
       duplicate derived names   | ratelimit.rules[0].policies[1].limit=100/1m                  | ratelimit.rules[0].policies[1].name: policy name '100-per-PT1M-gcra' is also the name of ratelimit.rules[0].policies[0]
       duplicate rule names      | ratelimit.rules[1].name=api\\nratelimit.rules[1].paths=/x\\nratelimit.rules[1].policies[0].limit=1/s | ratelimit.rules[1].name: rule name 'api' is also the name of ratelimit.rules[0]
       shared policy with all    | ratelimit.match=all\\nratelimit.rules[1].name=b\\nratelimit.rules[1].paths=/x\\nratelimit.rules[1].policies[0].limit=100/1m | ratelimit.rules[1].policies[0].name: policy name '100-per-PT1M-gcra' is also used by ratelimit.rules[0]

@@ -1,10 +1,12 @@
 package dev.ratelimit.servlet;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
+import dev.ratelimit.tck.http.StructuredFields;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -38,21 +40,57 @@ class RateLimitResponsesTest {
         allowed(API, 99, Duration.ofMillis(600)), allowed(BURST, 9, Duration.ofMillis(150))), HeaderOptions.DEFAULT);
     assertThat(response.headers.get("RateLimit-Policy")).isEqualTo("\"api\";q=100;w=60, \"burst\";q=10;w=2");
     assertThat(response.headers.get("RateLimit")).isEqualTo("\"api\";r=99;t=1, \"burst\";r=9;t=1");
-    List<StructuredFields.Item> items = StructuredFields.parseList(response.headers.get("RateLimit"));
-    assertThat(items).extracting(StructuredFields.Item::value).containsExactly("api", "burst");
+    List<StructuredFields.Member> items = StructuredFields.parseList(response.headers.get("RateLimit"));
+    assertThat(items).extracting(StructuredFields.Member::value).containsExactly("api", "burst");
     assertThat(response.headers).doesNotContainKey("X-RateLimit-Limit");
   }
 
   @Test
-  void policyNamesAreEscapedAsSfStrings() {
-    Policy odd = API.withName("a \"quoted\" \\ name");
-    Policy unicode = API.withName("café\n");
+  void policyNamesWithQuotesAndBackslashesParseBackAsTheSameStrings() {
+    Policy odd = API.withName("a \"quoted\" \\ name\\");
+    Policy plain = API.withName("x;q=1, \"y\"");
     Stubs.Response response = new Stubs.Response();
     RateLimitResponses.writeHeaders(response.proxy,
-        List.of(allowed(odd, 1, Duration.ZERO), allowed(unicode, 1, Duration.ZERO)), HeaderOptions.DEFAULT);
-    List<StructuredFields.Item> items = StructuredFields.parseList(response.headers.get("RateLimit-Policy"));
-    assertThat(items.get(0).value()).isEqualTo("a \"quoted\" \\ name");
-    assertThat(items.get(1).value()).isEqualTo("caf%C3%A9%0A");
+        List.of(allowed(odd, 1, Duration.ZERO), allowed(plain, 2, Duration.ofSeconds(3))), HeaderOptions.DEFAULT);
+    List<StructuredFields.Member> policies = StructuredFields.parseList(response.headers.get("RateLimit-Policy"));
+    assertThat(policies).extracting(StructuredFields.Member::string)
+        .containsExactly("a \"quoted\" \\ name\\", "x;q=1, \"y\"");
+    assertThat(policies).extracting(m -> m.integer("q")).containsExactly(100L, 100L);
+    List<StructuredFields.Member> limits = StructuredFields.parseList(response.headers.get("RateLimit"));
+    assertThat(limits).extracting(StructuredFields.Member::string)
+        .containsExactly("a \"quoted\" \\ name\\", "x;q=1, \"y\"");
+    assertThat(limits).extracting(m -> m.integer("r")).containsExactly(1L, 2L);
+  }
+
+  @Test
+  void aNameNoStructuredFieldStringCanHoldIsLeftOutNeverPercentEncoded() {
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeHeaders(response.proxy, List.of(allowed(API.withName("café"), 1, Duration.ZERO),
+        allowed(BURST, 4, Duration.ZERO), allowed(API.withName("line\nbreak"), 1, Duration.ZERO)),
+        new HeaderOptions(true, true));
+    assertThat(response.headers.get("RateLimit-Policy")).isEqualTo("\"burst\";q=10;w=2");
+    assertThat(StructuredFields.parseList(response.headers.get("RateLimit")))
+        .extracting(StructuredFields.Member::string).containsExactly("burst");
+    assertThat(response.headers.values()).noneMatch(v -> v.contains("%") || v.contains("caf"));
+
+    Stubs.Response none = new Stubs.Response();
+    RateLimitResponses.writeHeaders(none.proxy, List.of(allowed(API.withName("日本"), 1, Duration.ZERO)),
+        HeaderOptions.DEFAULT);
+    assertThat(none.headers).doesNotContainKeys("RateLimit", "RateLimit-Policy");
+  }
+
+  @Test
+  void aNameOutsidePrintableAsciiIsRefusedNamingItAndAnAsciiOne() {
+    assertThat(PolicyNames.fitsHeader("per-key ~!\"\\")).isTrue();
+    assertThat(PolicyNames.fitsHeader("café")).isFalse();
+    assertThat(PolicyNames.fitsHeader("tab\there")).isFalse();
+    assertThatThrownBy(() -> PolicyNames.requireFitsHeader("café-größe", "rule 'api'"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("policy name 'café-größe' (rule 'api')")
+        .hasMessageContaining("printable ASCII")
+        .hasMessageContaining("such as 'cafe-gro-e'");
+    assertThat(PolicyNames.asciiSuggestion("日本")).isEqualTo("api");
+    assertThat(PolicyNames.asciiSuggestion("Ärger im Büro")).isEqualTo("Arger im Buro");
   }
 
   @Test

@@ -92,6 +92,10 @@ class RateLimitAutoConfigurationTest {
     runner.withPropertyValues("ratelimit.policies.api.window=1m")
         .run(context -> assertThat(context).hasFailed().getFailure()
             .hasStackTraceContaining("ratelimit.policies.api.limit is required"));
+    runner.withPropertyValues("ratelimit.policies[café].limit=5", "ratelimit.policies[café].window=1m")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("policy name 'café' (ratelimit.policies.café)")
+            .hasStackTraceContaining("printable ASCII"));
   }
 
   @Test
@@ -343,13 +347,14 @@ class RateLimitAutoConfigurationTest {
   @org.junit.jupiter.params.ParameterizedTest
   @org.junit.jupiter.params.provider.ValueSource(classes = {MisspeltVariableService.class,
       DifferentCostsService.class, ImpossibleCostService.class, NegativeCostService.class,
-      MisspeltClassKeyService.class})
+      MisspeltClassKeyService.class, NonAsciiNameService.class})
   void aMistakeEveryCallWouldHitFailsStartUpNamingTheMethod(Class<?> service) {
     String[] expected = switch (service.getSimpleName()) {
       case "MisspeltVariableService" -> new String[] {"reads #usrId", "#userId (the parameters)"};
       case "DifferentCostsService" -> new String[] {"'2' and '1'", "the same cost expression"};
       case "NegativeCostService" -> new String[] {"cost -1", "capacity 5"};
       case "MisspeltClassKeyService" -> new String[] {"reads #tenat", "#p0/#a0"};
+      case "NonAsciiNameService" -> new String[] {"policy name 'café' (name = \"café\")", "such as 'cafe'"};
       default -> new String[] {"cost 10", "capacity 5"};
     };
     runner.withBean(service).run(context -> assertThat(context).hasFailed().getFailure()
@@ -466,6 +471,14 @@ class RateLimitAutoConfigurationTest {
   /** Would deny (or fail) every call: 10 never fits in 5. */
   static class ImpossibleCostService {
     @RateLimited(key = "#user", limit = 5, window = "1s", cost = "10")
+    public String call(String user) {
+      return user;
+    }
+  }
+
+  /** The limit headers could not name its policy: an sf-string is printable ASCII. */
+  static class NonAsciiNameService {
+    @RateLimited(key = "#user", limit = 5, window = "1s", name = "café")
     public String call(String user) {
       return user;
     }
