@@ -44,7 +44,8 @@ import java.util.Objects;
  *   <li>Denied: {@code 429}, {@code Retry-After} in whole seconds rounded up (never earlier than
  *       the real wait: 1.001 s gives 2), {@code Cache-Control: no-store}, and an RFC 9457 body of
  *       type {@code https://iana.org/assignments/http-problem-types#quota-exceeded} with a
- *       {@code violated-policies} member.</li>
+ *       {@code violated-policies} member; or status, body and extra headers as a {@link
+ *       DeniedResponse} configures them.</li>
  * </ul>
  */
 public final class RateLimitResponses {
@@ -192,8 +193,9 @@ public final class RateLimitResponses {
   /**
    * Writes the denied response: status 429, {@code Retry-After} (the longest wait of the denying
    * decisions, whole seconds rounded up), {@code Cache-Control: no-store}, the limit headers
-   * (unless degraded) and the {@link #problemJson problem body}. Does nothing when the response
-   * is already committed.
+   * (unless degraded) and the {@link #problemJson problem body}: {@link DeniedResponse#PROBLEM_JSON},
+   * which a configured {@link DeniedResponse} replaces. Does nothing when the response is already
+   * committed.
    */
   public static void writeDenied(HttpServletResponse response, List<Decision> decisions, HeaderOptions options)
       throws IOException {
@@ -211,14 +213,7 @@ public final class RateLimitResponses {
    */
   public static void writeDenied(HttpServletRequest request, HttpServletResponse response, List<Decision> decisions,
       HeaderOptions options) throws IOException {
-    Objects.requireNonNull(response, "response");
-    if (response.isCommitted()) {
-      return;
-    }
-    List<Decision> all = record(request, response, decisions);
-    writeDeniedHeaders(response, all, options);
-    response.setStatus(TOO_MANY_REQUESTS);
-    writeBody(response, PROBLEM_JSON, problemJson(all, null));
+    DeniedResponse.PROBLEM_JSON.write(request, response, decisions, options);
   }
 
   /**
@@ -243,13 +238,18 @@ public final class RateLimitResponses {
    * @param instance a URI reference identifying this occurrence, or null to leave it out
    */
   public static String problemJson(List<Decision> decisions, String instance) {
+    return problemJson(decisions, instance, TOO_MANY_REQUESTS);
+  }
+
+  /** {@link #problemJson(List, String)} with another {@code status} member, that of a configured response. */
+  static String problemJson(List<Decision> decisions, String instance, int status) {
     Objects.requireNonNull(decisions, "decisions");
     List<String> violated = violatedPolicies(decisions);
     long retry = ceilSeconds(retryAfterMicros(decisions));
     StringBuilder json = new StringBuilder(256);
     json.append("{\"type\":").append(jsonString(QUOTA_EXCEEDED))
         .append(",\"title\":").append(jsonString(QUOTA_EXCEEDED_TITLE))
-        .append(",\"status\":").append(TOO_MANY_REQUESTS)
+        .append(",\"status\":").append(status)
         .append(",\"detail\":").append(jsonString("Quota exceeded for "
             + (violated.size() == 1 ? "policy " : "policies ") + quoted(violated)
             + "; retry after " + retry + (retry == 1 ? " second." : " seconds.")));
@@ -381,7 +381,8 @@ public final class RateLimitResponses {
     return new MultiDecision(allowed, decisions).limiting();
   }
 
-  private static List<String> violatedPolicies(List<Decision> decisions) {
+  /** The names of the denying policies (of all of them when none denied), in order. */
+  static List<String> violatedPolicies(List<Decision> decisions) {
     List<String> names = new ArrayList<>();
     boolean anyDenied = decisions.stream().anyMatch(d -> !d.allowed());
     for (Decision d : decisions) {

@@ -61,9 +61,11 @@ import java.util.regex.Pattern;
  *     headers name them in structured-field strings: see {@link PolicyNames})
  * @param key the SpEL expression of the key
  * @param cost the SpEL expression of the cost
+ * @param deniedResponse what a request this rule denies is answered with; null for the filter's
+ *     ({@link RateLimitFilter.Builder#deniedResponse}, by default {@link DeniedResponse#PROBLEM_JSON})
  */
 public record RateLimitRule(String name, List<String> paths, Set<String> methods, List<Policy> policies,
-    String key, String cost) {
+    String key, String cost, DeniedResponse deniedResponse) {
 
   /** The default key expression: the client's address. */
   public static final String DEFAULT_KEY = "#clientIp";
@@ -110,6 +112,12 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     cost = cost == null ? DEFAULT_COST : cost;
     Expressions.parse(key, "rule '" + name + "': key");
     Expressions.parse(cost, "rule '" + name + "': cost");
+  }
+
+  /** A rule answering denied requests as the filter does (no {@link #deniedResponse() response} of its own). */
+  public RateLimitRule(String name, List<String> paths, Set<String> methods, List<Policy> policies, String key,
+      String cost) {
+    this(name, paths, methods, policies, key, cost, null);
   }
 
   /** A builder for a rule named {@code name}. */
@@ -162,6 +170,7 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     private final List<Policy> policies = new ArrayList<>();
     private String key = DEFAULT_KEY;
     private String cost = DEFAULT_COST;
+    private DeniedResponse deniedResponse;
 
     private Builder(String name) {
       this.name = name;
@@ -197,13 +206,19 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
       return this;
     }
 
+    /** What a request this rule denies is answered with; default the filter's. */
+    public Builder deniedResponse(DeniedResponse response) {
+      this.deniedResponse = Objects.requireNonNull(response, "deniedResponse");
+      return this;
+    }
+
     /**
      * The rule.
      *
      * @throws IllegalArgumentException as the record's constructor
      */
     public RateLimitRule build() {
-      return new RateLimitRule(name, paths, methods, policies, key, cost);
+      return new RateLimitRule(name, paths, methods, policies, key, cost, deniedResponse);
     }
   }
 }
