@@ -120,6 +120,9 @@ class FilterAndAnnotationHeadersTest {
         .containsExactly("\"wide-filter\";r=2;t=1800, \"wide-ann\";r=0;t=1800");
     assertThat(denied.headers().firstValue("X-RateLimit-Limit")).hasValue("2");
     assertThat(denied.headers().firstValue("X-RateLimit-Remaining")).hasValue("0");
+    // without ratelimit.denied-response, the default: a problem body
+    assertThat(denied.headers().firstValue("Content-Type")).hasValueSatisfying(
+        type -> assertThat(type).startsWith("application/problem+json"));
     assertThat(denied.body()).contains("\"violated-policies\":[\"wide-ann\"]");
   }
 }

@@ -99,6 +99,31 @@ class RateLimitAutoConfigurationTest {
   }
 
   @Test
+  void aBadDeniedResponseFailsStartUpNamingTheProperty() {
+    var web = new org.springframework.boot.test.context.runner.WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class))
+        .withPropertyValues("ratelimit.policies.api.limit=10", "ratelimit.policies.api.window=1m");
+    web.withPropertyValues("ratelimit.denied-response.status=302").run(context -> assertThat(context).hasFailed()
+        .getFailure().hasStackTraceContaining("ratelimit.denied-response.status: status 302 is not a 4xx or 5xx"));
+    web.withPropertyValues("ratelimit.denied-response.content-type=application/json",
+        "ratelimit.denied-response.body={\"p\":\"{{polcy}}\"}").run(context -> assertThat(context).hasFailed()
+        .getFailure().hasStackTraceContaining("ratelimit.denied-response.body: unknown placeholder '{{polcy}}'"));
+    web.withPropertyValues("ratelimit.denied-response.body=slow down").run(context -> assertThat(context)
+        .hasFailed().getFailure()
+        .hasStackTraceContaining("ratelimit.denied-response.content-type: a body needs a content type"));
+    web.withPropertyValues("ratelimit.denied-response.headers[Retry-After]=1").run(context -> assertThat(context)
+        .hasFailed().getFailure().hasStackTraceContaining(
+            "ratelimit.denied-response.headers.Retry-After: header 'Retry-After' is written by the limiter itself"));
+    web.withPropertyValues("ratelimit.filter.rules[0].name=r", "ratelimit.filter.rules[0].paths=/api/**",
+        "ratelimit.filter.rules[0].policies=api", "ratelimit.filter.rules[0].denied-response.status=200")
+        .run(context -> assertThat(context).hasFailed().getFailure().hasStackTraceContaining(
+            "ratelimit.filter.rules[0].denied-response.status: status 200 is not a 4xx or 5xx status"));
+    web.withPropertyValues("ratelimit.denied-response.status=503").run(context -> assertThat(context)
+        .hasNotFailed().getBean(dev.ratelimit.servlet.DeniedResponse.class)
+        .extracting(dev.ratelimit.servlet.DeniedResponse::status).isEqualTo(503));
+  }
+
+  @Test
   void badTrustedProxiesFailStartUp() {
     runner.withPropertyValues("ratelimit.trusted-proxies=10.0.0.0/33")
         .run(context -> assertThat(context).hasFailed().getFailure()
