@@ -9,15 +9,24 @@ import java.io.IOException;
  * Writes the response to a request the limit denied; the filter then does not call the chain.
  *
  * <p>When it is called, the limit headers ({@code RateLimit-Policy}, {@code RateLimit} and the
- * legacy ones, as configured) are already set. The default handler is
- * {@link RateLimitResponses#writeDenied}: status 429, {@code Retry-After},
- * {@code Cache-Control: no-store} and an {@code application/problem+json} body. A custom handler
- * can reuse those helpers:
+ * legacy ones, as configured) are already set. The default handler writes the {@link
+ * DeniedResponse} configured for the denying rule, else the filter's, by default {@link
+ * DeniedResponse#PROBLEM_JSON}: status 429, {@code Retry-After}, {@code Cache-Control: no-store}
+ * and an {@code application/problem+json} body. A lambda replaces that response; to add to it
+ * instead, override the method that is given the configured response:
  *
  * <pre>{@code
- * DeniedHandler handler = (request, response, decision) -> {
- *   RateLimitResponses.writeDenied(response, decision.decisions(), HeaderOptions.DEFAULT);
- *   metrics.increment("denied", decision.limiting().policy().name());
+ * DeniedHandler handler = new DeniedHandler() {
+ *   public void handle(HttpServletRequest request, HttpServletResponse response, MultiDecision decision,
+ *       DeniedResponse configured) throws IOException {
+ *     metrics.increment("denied", decision.limiting().policy().name());
+ *     configured.write(request, response, decision.decisions(), HeaderOptions.DEFAULT);
+ *   }
+ *
+ *   public void handle(HttpServletRequest request, HttpServletResponse response, MultiDecision decision)
+ *       throws IOException {
+ *     handle(request, response, decision, DeniedResponse.PROBLEM_JSON);
+ *   }
  * };
  * }</pre>
  */
@@ -34,4 +43,18 @@ public interface DeniedHandler {
    */
   void handle(HttpServletRequest request, HttpServletResponse response, MultiDecision decision)
       throws IOException;
+
+  /**
+   * Writes the denied response, given the one configured for it: the denying rule's {@link
+   * RateLimitRule#deniedResponse()}, else the filter's ({@link RateLimitFilter.Builder#deniedResponse}).
+   * The filter calls this method; by default it calls {@link #handle(HttpServletRequest,
+   * HttpServletResponse, MultiDecision)}, whose response replaces the configured one.
+   *
+   * @param configured the response configured for this denial; {@link DeniedResponse#write} writes it
+   * @throws IOException when writing fails
+   */
+  default void handle(HttpServletRequest request, HttpServletResponse response, MultiDecision decision,
+      DeniedResponse configured) throws IOException {
+    handle(request, response, decision);
+  }
 }

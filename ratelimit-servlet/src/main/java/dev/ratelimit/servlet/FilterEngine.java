@@ -45,6 +45,7 @@ final class FilterEngine {
   private final ClientIp clientIp;
   private final HeaderOptions headers;
   private final MissingKey missingKey;
+  private final DeniedResponse deniedResponse;
   private final DeniedHandler deniedHandler;
   private final LogThrottle log;
   /** {@link #forwardingIgnored}, made once. */
@@ -52,15 +53,16 @@ final class FilterEngine {
   private final String appliedAttribute;
 
   FilterEngine(RateLimiter limiter, List<RateLimitRule> rules, boolean matchAll, ClientIp clientIp,
-      HeaderOptions headers, MissingKey missingKey, DeniedHandler deniedHandler, LogThrottle log) {
+      HeaderOptions headers, MissingKey missingKey, DeniedResponse deniedResponse, DeniedHandler deniedHandler,
+      LogThrottle log) {
     this.limiter = limiter;
     this.rules = compile(rules);
     this.matchAll = matchAll;
     this.clientIp = clientIp;
     this.headers = headers;
     this.missingKey = missingKey;
-    this.deniedHandler = deniedHandler != null ? deniedHandler
-        : (request, response, decision) -> RateLimitResponses.writeDenied(response, decision.decisions(), headers);
+    this.deniedResponse = deniedResponse;
+    this.deniedHandler = deniedHandler != null ? deniedHandler : new WritingHandler(headers);
     this.log = log;
     this.appliedAttribute = RateLimitFilter.class.getName() + ".applied." + INSTANCES.incrementAndGet();
   }
@@ -73,6 +75,7 @@ final class FilterEngine {
     this.clientIp = other.clientIp;
     this.headers = other.headers;
     this.missingKey = other.missingKey;
+    this.deniedResponse = other.deniedResponse;
     this.deniedHandler = other.deniedHandler;
     this.log = other.log;
     this.appliedAttribute = other.appliedAttribute;
@@ -188,8 +191,10 @@ final class FilterEngine {
     // one checkAll per matched rule (its key is its own), in rule order, stopping at a denial
     List<Decision> checked = new ArrayList<>();
     boolean allowed = true;
+    RateLimitRule last = null;
     for (int i = 0; i < matched.size() && allowed; i++) {
-      MultiDecision decision = limiter.checkAll(keys[i], matched.get(i).rule.policies(), costs[i]);
+      last = matched.get(i).rule;
+      MultiDecision decision = limiter.checkAll(keys[i], last.policies(), costs[i]);
       checked.addAll(decision.decisions());
       allowed = decision.allowed();
     }
@@ -198,13 +203,35 @@ final class FilterEngine {
           + (allowed ? "to allow" : "to deny") + " and no limit headers are sent");
     }
     if (allowed) {
-      RateLimitResponses.writeHeaders(response, checked, headers);
+      RateLimitResponses.writeHeaders(request, response, checked, headers);
     } else {
-      RateLimitResponses.writeHeadersOfDenial(response, checked, headers);
-      deniedHandler.handle(request, response, new MultiDecision(false, checked));
+      RateLimitResponses.writeHeadersOfDenial(request, response, checked, headers);
+      DeniedResponse configured = last.deniedResponse() != null ? last.deniedResponse() : deniedResponse;
+      deniedHandler.handle(request, response, new MultiDecision(false, checked), configured);
       return;
     }
     chain.doFilter(request, response);
+  }
+
+  /** The default handler: writes the response configured for the denial. */
+  private static final class WritingHandler implements DeniedHandler {
+    private final HeaderOptions headers;
+
+    WritingHandler(HeaderOptions headers) {
+      this.headers = headers;
+    }
+
+    @Override
+    public void handle(HttpServletRequest request, HttpServletResponse response, MultiDecision decision,
+        DeniedResponse configured) throws IOException {
+      configured.write(request, response, decision.decisions(), headers);
+    }
+
+    @Override
+    public void handle(HttpServletRequest request, HttpServletResponse response, MultiDecision decision)
+        throws IOException {
+      handle(request, response, decision, DeniedResponse.PROBLEM_JSON);
+    }
   }
 
   /** A local peer's forwarding headers were ignored: it is likely a proxy that is not declared trusted. */

@@ -39,18 +39,23 @@ import java.util.stream.Collectors;
  */
 public final class RateLimitConfig {
   private static final String INDEX = "(0|[1-9][0-9]{0,4})";
+  /** A denied response's properties, after {@code denied-response.}: a header's name is any token. */
+  private static final String DENIED = "denied-response\\.(?:status|content-type|body"
+      + "|headers\\.[!#$%&'*+^_`|~0-9A-Za-z.-]+)";
   private static final Pattern TOP = Pattern.compile("ratelimit\\.(backend|failure-mode|timeout|match|missing-key"
-      + "|headers\\.draft|headers\\.legacy|redis\\.url|redis\\.key-prefix|redis\\.timeout"
+      + "|headers\\.draft|headers\\.legacy|redis\\.url|redis\\.key-prefix|redis\\.timeout|" + DENIED
       + "|trusted-proxies(?:\\[" + INDEX + "\\])?)");
   private static final Pattern RULE = Pattern.compile("ratelimit\\.rules\\[" + INDEX + "\\]\\."
-      + "(name|key|cost|paths(?:\\[" + INDEX + "\\])?|methods(?:\\[" + INDEX + "\\])?)");
+      + "(name|key|cost|" + DENIED + "|paths(?:\\[" + INDEX + "\\])?|methods(?:\\[" + INDEX + "\\])?)");
   private static final Pattern POLICY = Pattern.compile("ratelimit\\.rules\\[" + INDEX + "\\]\\.policies\\["
       + INDEX + "\\]\\.(name|limit|algorithm|burst)");
   private static final Pattern DURATION = Pattern.compile("\\s*([0-9]{1,9})\\s*(ms|s)\\s*");
   private static final String KNOWN = "ratelimit.backend, ratelimit.failure-mode, ratelimit.timeout, ratelimit.match, "
       + "ratelimit.missing-key, ratelimit.headers.draft, ratelimit.headers.legacy, ratelimit.trusted-proxies, "
       + "ratelimit.redis.url, ratelimit.redis.key-prefix, ratelimit.redis.timeout, "
-      + "ratelimit.rules[i].name|paths|methods|key|cost, ratelimit.rules[i].policies[j].name|limit|algorithm|burst";
+      + "ratelimit.denied-response.status|content-type|body|headers.NAME, "
+      + "ratelimit.rules[i].name|paths|methods|key|cost, ratelimit.rules[i].denied-response.*, "
+      + "ratelimit.rules[i].policies[j].name|limit|algorithm|burst";
 
   private final String source;
   private final List<RateLimitRule> rules;
@@ -58,6 +63,7 @@ public final class RateLimitConfig {
   private final HeaderOptions headers;
   private final List<String> trustedProxies;
   private final MissingKey missingKey;
+  private final DeniedResponse deniedResponse;
   private final FailureMode failureMode;
   private final String backend;
   private final String redisUrl;
@@ -72,6 +78,7 @@ public final class RateLimitConfig {
     this.headers = p.headers;
     this.trustedProxies = List.copyOf(p.trustedProxies);
     this.missingKey = p.missingKey;
+    this.deniedResponse = p.deniedResponse;
     this.failureMode = p.failureMode;
     this.backend = p.backend;
     this.redisUrl = p.redisUrl;
@@ -127,6 +134,14 @@ public final class RateLimitConfig {
   /** What a request without a key gets. */
   public MissingKey missingKey() {
     return missingKey;
+  }
+
+  /**
+   * What a denied request is answered with ({@code ratelimit.denied-response.*}), unless its rule
+   * has a response of its own; by default {@link DeniedResponse#PROBLEM_JSON}.
+   */
+  public DeniedResponse deniedResponse() {
+    return deniedResponse;
   }
 
   /** What a backend failure decides. */
@@ -188,7 +203,8 @@ public final class RateLimitConfig {
         .matchAll(matchAll)
         .headers(headers)
         .trustedProxies(trustedProxies)
-        .missingKey(missingKey);
+        .missingKey(missingKey)
+        .deniedResponse(deniedResponse);
     rules.forEach(builder::rule);
     return builder;
   }
@@ -301,6 +317,7 @@ public final class RateLimitConfig {
     HeaderOptions headers = HeaderOptions.DEFAULT;
     List<String> trustedProxies = List.of();
     MissingKey missingKey = MissingKey.SHARED_BUCKET;
+    DeniedResponse deniedResponse = DeniedResponse.PROBLEM_JSON;
     FailureMode failureMode = FailureMode.FAIL_OPEN;
     String backend = "memory";
     String redisUrl;
@@ -426,6 +443,70 @@ public final class RateLimitConfig {
         cidrs.add(proxy.getValue());
       }
       trustedProxies = cidrs;
+      DeniedResponse configured = deniedResponse("ratelimit.denied-response", relative(top, "ratelimit.denied-response."),
+          DeniedResponse.PROBLEM_JSON);
+      if (configured != null) {
+        deniedResponse = configured;
+      }
+    }
+
+    /** The entries of {@code props} whose keys start with {@code prefix}, under the rest of their keys. */
+    private static Map<String, String> relative(Map<String, String> props, String prefix) {
+      Map<String, String> out = new LinkedHashMap<>();
+      props.forEach((k, v) -> {
+        if (k.startsWith(prefix)) {
+          out.put(k.substring(prefix.length()), v);
+        }
+      });
+      return out;
+    }
+
+    /**
+     * The response {@code props} (status, content-type, body, headers.NAME) make over {@code base},
+     * each bad value failing with its property's name; null when {@code props} is empty.
+     */
+    private DeniedResponse deniedResponse(String prefix, Map<String, String> props, DeniedResponse base) {
+      if (props.isEmpty()) {
+        return null;
+      }
+      DeniedResponse.Builder b = DeniedResponse.builder(base);
+      String status = props.get("status");
+      if (status != null) {
+        int code;
+        try {
+          code = Integer.parseInt(status.trim());
+        } catch (NumberFormatException e) {
+          throw fail(prefix + ".status", "'" + status + "' is not a status code such as 429 or 503");
+        }
+        set(prefix + ".status", () -> b.status(code));
+      }
+      String contentType = props.get("content-type");
+      if (contentType != null) {
+        set(prefix + ".content-type", () -> b.contentType(contentType));
+      }
+      String body = props.get("body");
+      if (body != null) {
+        set(prefix + ".body", () -> b.body(body));
+      }
+      props.forEach((key, value) -> {
+        if (key.startsWith("headers.")) {
+          set(prefix + "." + key, () -> b.header(key.substring("headers.".length()), value));
+        }
+      });
+      try {
+        return b.build();
+      } catch (IllegalArgumentException e) {
+        throw fail(prefix + ".content-type", e.getMessage());
+      }
+    }
+
+    /** Runs a builder method, naming {@code property} in what it refuses. */
+    private static void set(String property, Runnable setter) {
+      try {
+        setter.run();
+      } catch (IllegalArgumentException e) {
+        throw fail(property, e.getMessage());
+      }
     }
 
     private void parseRules() {
@@ -506,6 +587,11 @@ public final class RateLimitConfig {
           }
         }
       }
+      DeniedResponse response = deniedResponse(prefix + ".denied-response", relative(props, "denied-response."),
+          deniedResponse);
+      if (response != null) {
+        builder.deniedResponse(response);
+      }
       if (policies.isEmpty()) {
         throw fail(prefix + ".policies", "at least one policy is required, e.g. " + prefix
             + ".policies[0].limit=100/1m");
@@ -561,6 +647,11 @@ public final class RateLimitConfig {
       if (name != null) {
         if (name.isBlank()) {
           throw fail(prefix + ".name", "must not be blank");
+        }
+        try {
+          PolicyNames.requireFitsHeader(name.trim(), prefix);
+        } catch (IllegalArgumentException e) {
+          throw fail(prefix + ".name", e.getMessage());
         }
         policy = policy.withName(name.trim());
       }

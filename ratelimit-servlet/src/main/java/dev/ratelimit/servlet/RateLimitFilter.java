@@ -49,7 +49,8 @@ import java.util.Objects;
  *       no atomicity across rules).</li>
  *   <li>The limit headers of every policy checked are set ({@link HeaderOptions}; none when the
  *       limiter failed and its failure mode decided). Allowed: the chain proceeds. Denied: the
- *       {@link DeniedHandler} answers (by default 429 with a problem body), the chain does not.</li>
+ *       {@link DeniedHandler} answers (by default with the denying rule's or the filter's {@link
+ *       DeniedResponse}: 429 with a problem body unless configured otherwise), the chain does not.</li>
  * </ol>
  * A request is counted once, also when forwarded, included or dispatched again to the filter.
  * A failing backend never fails a request: the limiter's {@link dev.ratelimit.FailureMode} decides.
@@ -195,6 +196,7 @@ public final class RateLimitFilter implements Filter {
     private List<String> trustedProxies = List.of();
     private HeaderOptions headers = HeaderOptions.DEFAULT;
     private MissingKey missingKey = MissingKey.SHARED_BUCKET;
+    private DeniedResponse deniedResponse = DeniedResponse.PROBLEM_JSON;
     private DeniedHandler deniedHandler;
 
     private Builder(RateLimiter limiter) {
@@ -241,7 +243,20 @@ public final class RateLimitFilter implements Filter {
       return this;
     }
 
-    /** Who answers a denied request; default a 429 with {@link RateLimitResponses#writeDenied}. */
+    /**
+     * What a denied request is answered with, unless its rule has a {@link
+     * RateLimitRule#deniedResponse() response} of its own; default {@link DeniedResponse#PROBLEM_JSON}.
+     */
+    public Builder deniedResponse(DeniedResponse deniedResponse) {
+      this.deniedResponse = Objects.requireNonNull(deniedResponse, "deniedResponse");
+      return this;
+    }
+
+    /**
+     * Who answers a denied request; default one that writes the rule's or the filter's {@link
+     * #deniedResponse}, which a handler is given too ({@link DeniedHandler#handle(HttpServletRequest,
+     * HttpServletResponse, dev.ratelimit.MultiDecision, DeniedResponse)}).
+     */
     public Builder deniedHandler(DeniedHandler deniedHandler) {
       this.deniedHandler = Objects.requireNonNull(deniedHandler, "deniedHandler");
       return this;
@@ -260,7 +275,7 @@ public final class RateLimitFilter implements Filter {
     FilterEngine engine() {
       FilterEngine.validate(rules, matchAll);
       return new FilterEngine(limiter, rules, matchAll, new ClientIp(trustedProxies), headers, missingKey,
-          deniedHandler, LogThrottle.perMinute());
+          deniedResponse, deniedHandler, LogThrottle.perMinute());
     }
   }
 }

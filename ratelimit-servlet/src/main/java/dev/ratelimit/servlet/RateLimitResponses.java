@@ -2,6 +2,7 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -18,21 +19,33 @@ import java.util.Objects;
  *
  * <ul>
  *   <li>{@code RateLimit-Policy: "api";q=100;w=60} and {@code RateLimit: "api";r=0;t=17}, per
- *       draft-ietf-httpapi-ratelimit-headers-11: structured-field lists (RFC 8941), one item per
- *       decision, the item a string naming the policy; {@code q} the limit, {@code w} the window,
+ *       draft-ietf-httpapi-ratelimit-headers-11: structured-field lists (RFC 9651), one item per
+ *       decision, the item a String naming the policy ({@link PolicyNames}: printable ASCII,
+ *       {@code "} and {@code \} escaped; a decision whose policy name is not is left out of both
+ *       fields, and configuration refuses such names); {@code q} the limit, {@code w} the window,
  *       {@code r} what remains, {@code t} the draft's effective window, within which no more than
  *       {@code r} can be used: the seconds until the key's state is fresh again ({@code resetAfter}),
  *       but for a denying decision its own wait ({@code retryAfter}), and on a denied response never
  *       more than its {@code Retry-After}, which the draft says should not precede the end of an
- *       effective window. Seconds are whole and rounded up.</li>
+ *       effective window. Seconds are whole and rounded up. No {@code pk}: a partition key here
+ *       would be the limiter key, often personal data (an address, a user id), which the draft asks
+ *       servers not to expose; no {@code qu}: the unit is the draft's default, requests (or what a
+ *       rule's cost charges).</li>
  *   <li>Legacy, optional: {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining} and
  *       {@code X-RateLimit-Reset} (seconds until reset, rounded up) of the most limiting decision
- *       (as {@link MultiDecision#limiting()}).</li>
+ *       (as {@link MultiDecision#limiting()}: a denying one with the longest wait, else the one
+ *       with the least remaining).</li>
+ *   <li>One request, several writers: a filter rule and a {@code @RateLimited} method may both
+ *       check a request. The methods that take the request record the decisions on it and write
+ *       the headers of all of them, so the last writer's fields describe every policy that checked
+ *       the request: one item per policy name (of two decisions of one name, the more restrictive),
+ *       the legacy fields and {@code Retry-After} of the most limiting of them all.</li>
  *   <li>No limit header at all when any decision {@link Decision#isDegraded() is degraded}.</li>
  *   <li>Denied: {@code 429}, {@code Retry-After} in whole seconds rounded up (never earlier than
  *       the real wait: 1.001 s gives 2), {@code Cache-Control: no-store}, and an RFC 9457 body of
  *       type {@code https://iana.org/assignments/http-problem-types#quota-exceeded} with a
- *       {@code violated-policies} member.</li>
+ *       {@code violated-policies} member; or status, body and extra headers as a {@link
+ *       DeniedResponse} configures them.</li>
  * </ul>
  */
 public final class RateLimitResponses {
@@ -41,23 +54,120 @@ public final class RateLimitResponses {
   static final String QUOTA_EXCEEDED_TITLE = "Request cannot be satisfied as assigned quota has been exceeded";
   static final String PROBLEM_JSON = "application/problem+json";
   static final int TOO_MANY_REQUESTS = 429;
+  /** The request attribute holding the decisions whose limit headers were written for it. */
+  static final String DECISIONS = RateLimitResponses.class.getName() + ".decisions";
+  /** Every limit header field this class writes, but {@code Retry-After}. */
+  private static final List<String> LIMIT_FIELDS = List.of("RateLimit-Policy", "RateLimit", "X-RateLimit-Limit",
+      "X-RateLimit-Remaining", "X-RateLimit-Reset");
 
   private RateLimitResponses() {}
 
   /**
-   * Sets the limit headers that {@code options} asks for, describing {@code decisions}; sets
-   * nothing when the list is empty or any decision is degraded. Replaces earlier values.
+   * Sets the limit headers that {@code options} asks for, describing {@code decisions} alone; sets
+   * nothing when the list is empty or any decision is degraded. Replaces earlier values: where
+   * several checks answer one request, use {@link #writeHeaders(HttpServletRequest,
+   * HttpServletResponse, List, HeaderOptions)}.
    */
   public static void writeHeaders(HttpServletResponse response, List<Decision> decisions, HeaderOptions options) {
     writeHeaders(response, decisions, options, Long.MAX_VALUE);
   }
 
   /**
-   * The limit headers of a denied response ({@link #writeHeaders} with no {@code t} beyond the
-   * response's {@code Retry-After}), for the filter to set before its {@link DeniedHandler} runs.
+   * Sets the limit headers of {@code decisions} together with those of every decision written for
+   * {@code request} before (by the filter, a {@code @RateLimited} method...), and records them on
+   * the request for the next writer: each field lists every policy that checked the request, once.
+   * When any of them is degraded, no limit header is left on the response.
+   *
+   * @param request the request the response answers; null writes {@code decisions} alone
    */
-  static void writeHeadersOfDenial(HttpServletResponse response, List<Decision> decisions, HeaderOptions options) {
-    writeHeaders(response, decisions, options, decisions == null ? 0 : ceilSeconds(retryAfterMicros(decisions)));
+  public static void writeHeaders(HttpServletRequest request, HttpServletResponse response, List<Decision> decisions,
+      HeaderOptions options) {
+    writeHeaders(response, record(request, response, decisions), options, Long.MAX_VALUE);
+  }
+
+  /**
+   * The limit headers of a denied response ({@link #writeHeaders} with no {@code t} beyond the
+   * response's {@code Retry-After}), with those written for the request before, for the filter to
+   * set before its {@link DeniedHandler} runs.
+   */
+  static void writeHeadersOfDenial(HttpServletRequest request, HttpServletResponse response, List<Decision> decisions,
+      HeaderOptions options) {
+    List<Decision> all = record(request, response, decisions);
+    writeHeaders(response, all, options, ceilSeconds(retryAfterMicros(all)));
+  }
+
+  /**
+   * {@code decisions} merged into those recorded on {@code request} ({@link #merge}), recorded
+   * there in turn; {@code decisions} alone when there is no request. When the merged decisions
+   * may carry no limit header (one is degraded) but earlier ones were written, the fields are
+   * removed from the response: they would describe only part of the policies.
+   */
+  static List<Decision> record(HttpServletRequest request, HttpServletResponse response, List<Decision> decisions) {
+    Objects.requireNonNull(decisions, "decisions");
+    if (request == null) {
+      return decisions;
+    }
+    List<Decision> earlier = recorded(request);
+    List<Decision> all = merge(earlier, decisions);
+    request.setAttribute(DECISIONS, all);
+    if (!earlier.isEmpty() && !hasLimitHeaders(all) && !response.isCommitted()) {
+      for (String name : LIMIT_FIELDS) {
+        response.setHeader(name, null); // Servlet: a null value removes the field
+      }
+    }
+    return all;
+  }
+
+  /** The decisions whose headers were written for {@code request}, in order; empty when none. */
+  @SuppressWarnings("unchecked")
+  static List<Decision> recorded(HttpServletRequest request) {
+    return request.getAttribute(DECISIONS) instanceof List<?> list ? (List<Decision>) list : List.of();
+  }
+
+  /**
+   * {@code earlier} followed by {@code added}, one decision per policy name: where both hold a
+   * name, the more restrictive decision keeps the earlier one's place (degraded first, then
+   * denied, then the least remaining, then the longest effective window).
+   */
+  static List<Decision> merge(List<Decision> earlier, List<Decision> added) {
+    List<Decision> all = new ArrayList<>(earlier.size() + added.size());
+    all.addAll(earlier);
+    for (Decision d : added) {
+      int at = indexOfName(all, d.policy().name());
+      if (at < 0) {
+        all.add(d);
+      } else if (moreRestrictive(d, all.get(at))) {
+        all.set(at, d);
+      }
+    }
+    return List.copyOf(all);
+  }
+
+  private static int indexOfName(List<Decision> decisions, String name) {
+    for (int i = 0; i < decisions.size(); i++) {
+      if (decisions.get(i).policy().name().equals(name)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private static boolean moreRestrictive(Decision a, Decision b) {
+    if (a.isDegraded() != b.isDegraded()) {
+      return a.isDegraded();
+    }
+    if (a.allowed() != b.allowed()) {
+      return !a.allowed();
+    }
+    if (a.remaining() != b.remaining()) {
+      return a.remaining() < b.remaining();
+    }
+    return effectiveWindowMicros(a) > effectiveWindowMicros(b);
+  }
+
+  /** The draft's effective window of one decision: its own wait when denying, else until fresh. */
+  private static long effectiveWindowMicros(Decision d) {
+    return d.allowed() ? d.resetAfterMicros() : d.retryAfterMicros();
   }
 
   /** {@link #writeHeaders}, with every {@code t} at most {@code maxWindowSeconds}. */
@@ -69,7 +179,7 @@ public final class RateLimitResponses {
       return;
     }
     if (options.draft()) {
-      response.setHeader("RateLimit-Policy", policyHeader(decisions));
+      response.setHeader("RateLimit-Policy", policyHeader(decisions)); // null, none to list: no field
       response.setHeader("RateLimit", limitHeader(decisions, maxWindowSeconds));
     }
     if (options.legacy()) {
@@ -83,18 +193,27 @@ public final class RateLimitResponses {
   /**
    * Writes the denied response: status 429, {@code Retry-After} (the longest wait of the denying
    * decisions, whole seconds rounded up), {@code Cache-Control: no-store}, the limit headers
-   * (unless degraded) and the {@link #problemJson problem body}. Does nothing when the response
-   * is already committed.
+   * (unless degraded) and the {@link #problemJson problem body}: {@link DeniedResponse#PROBLEM_JSON},
+   * which a configured {@link DeniedResponse} replaces. Does nothing when the response is already
+   * committed.
    */
   public static void writeDenied(HttpServletResponse response, List<Decision> decisions, HeaderOptions options)
       throws IOException {
-    Objects.requireNonNull(response, "response");
-    if (response.isCommitted()) {
-      return;
-    }
-    writeDeniedHeaders(response, decisions, options);
-    response.setStatus(TOO_MANY_REQUESTS);
-    writeBody(response, PROBLEM_JSON, problemJson(decisions, null));
+    writeDenied(null, response, decisions, options);
+  }
+
+  /**
+   * {@link #writeDenied(HttpServletResponse, List, HeaderOptions)}, describing {@code decisions}
+   * together with every decision written for {@code request} before (see {@link
+   * #writeHeaders(HttpServletRequest, HttpServletResponse, List, HeaderOptions)}): a request a
+   * filter rule allowed and a {@code @RateLimited} method denied lists both policies, and its
+   * {@code Retry-After} is the longest wait of the denying ones.
+   *
+   * @param request the request the response answers; null describes {@code decisions} alone
+   */
+  public static void writeDenied(HttpServletRequest request, HttpServletResponse response, List<Decision> decisions,
+      HeaderOptions options) throws IOException {
+    DeniedResponse.PROBLEM_JSON.write(request, response, decisions, options);
   }
 
   /**
@@ -119,13 +238,18 @@ public final class RateLimitResponses {
    * @param instance a URI reference identifying this occurrence, or null to leave it out
    */
   public static String problemJson(List<Decision> decisions, String instance) {
+    return problemJson(decisions, instance, TOO_MANY_REQUESTS);
+  }
+
+  /** {@link #problemJson(List, String)} with another {@code status} member, that of a configured response. */
+  static String problemJson(List<Decision> decisions, String instance, int status) {
     Objects.requireNonNull(decisions, "decisions");
     List<String> violated = violatedPolicies(decisions);
     long retry = ceilSeconds(retryAfterMicros(decisions));
     StringBuilder json = new StringBuilder(256);
     json.append("{\"type\":").append(jsonString(QUOTA_EXCEEDED))
         .append(",\"title\":").append(jsonString(QUOTA_EXCEEDED_TITLE))
-        .append(",\"status\":").append(TOO_MANY_REQUESTS)
+        .append(",\"status\":").append(status)
         .append(",\"detail\":").append(jsonString("Quota exceeded for "
             + (violated.size() == 1 ? "policy " : "policies ") + quoted(violated)
             + "; retry after " + retry + (retry == 1 ? " second." : " seconds.")));
@@ -154,18 +278,24 @@ public final class RateLimitResponses {
     return true;
   }
 
-  /** {@code "a";q=100;w=60, "b";q=10;w=1}. */
+  /**
+   * {@code "a";q=100;w=60, "b";q=10;w=1}; null when no decision's policy name {@link
+   * PolicyNames#fitsHeader fits} a structured-field string (the field must not be empty).
+   */
   static String policyHeader(List<Decision> decisions) {
     StringBuilder sb = new StringBuilder();
     for (Decision d : decisions) {
+      if (!PolicyNames.fitsHeader(d.policy().name())) {
+        continue; // never written otherwise: configuration refuses such names
+      }
       if (sb.length() > 0) {
         sb.append(", ");
       }
-      sb.append(sfString(d.policy().name()))
+      sb.append(PolicyNames.sfString(d.policy().name()))
           .append(";q=").append(d.limit())
           .append(";w=").append(ceilSeconds(d.policy().window()));
     }
-    return sb.toString();
+    return sb.length() == 0 ? null : sb.toString();
   }
 
   /**
@@ -176,43 +306,17 @@ public final class RateLimitResponses {
   static String limitHeader(List<Decision> decisions, long maxWindowSeconds) {
     StringBuilder sb = new StringBuilder();
     for (Decision d : decisions) {
+      if (!PolicyNames.fitsHeader(d.policy().name())) {
+        continue;
+      }
       if (sb.length() > 0) {
         sb.append(", ");
       }
-      sb.append(sfString(d.policy().name()))
+      sb.append(PolicyNames.sfString(d.policy().name()))
           .append(";r=").append(Math.max(0, d.remaining()))
-          .append(";t=").append(Math.min(ceilSeconds(d.allowed() ? d.resetAfterMicros() : d.retryAfterMicros()),
-              maxWindowSeconds));
+          .append(";t=").append(Math.min(ceilSeconds(effectiveWindowMicros(d)), maxWindowSeconds));
     }
-    return sb.toString();
-  }
-
-  /**
-   * An RFC 8941 sf-string: {@code "} and {@code \} escaped; a character outside printable ASCII,
-   * which an sf-string cannot hold, is written as its UTF-8 bytes percent-encoded.
-   */
-  static String sfString(String s) {
-    StringBuilder sb = new StringBuilder(s.length() + 2).append('"');
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c == '"' || c == '\\') {
-        sb.append('\\').append(c);
-      } else if (c >= 0x20 && c <= 0x7e) {
-        sb.append(c);
-      } else {
-        int cp = s.codePointAt(i);
-        if (Character.charCount(cp) == 2) {
-          i++;
-        }
-        String ch = Character.isValidCodePoint(cp) && !Character.isSurrogate((char) cp)
-            ? new String(Character.toChars(cp)) : "?";
-        for (byte b : ch.getBytes(StandardCharsets.UTF_8)) {
-          sb.append('%').append(Character.toUpperCase(Character.forDigit((b >> 4) & 0xf, 16)))
-              .append(Character.toUpperCase(Character.forDigit(b & 0xf, 16)));
-        }
-      }
-    }
-    return sb.append('"').toString();
+    return sb.length() == 0 ? null : sb.toString();
   }
 
   /** A JSON string literal: quotes, backslashes, control characters and lone surrogates escaped. */
@@ -277,7 +381,8 @@ public final class RateLimitResponses {
     return new MultiDecision(allowed, decisions).limiting();
   }
 
-  private static List<String> violatedPolicies(List<Decision> decisions) {
+  /** The names of the denying policies (of all of them when none denied), in order. */
+  static List<String> violatedPolicies(List<Decision> decisions) {
     List<String> names = new ArrayList<>();
     boolean anyDenied = decisions.stream().anyMatch(d -> !d.allowed());
     for (Decision d : decisions) {

@@ -57,12 +57,15 @@ import java.util.regex.Pattern;
  *     or digit; the first part of every limiter key of the rule
  * @param paths path patterns, at least one
  * @param methods HTTP methods in upper case; empty for all
- * @param policies the policies, at least one, with distinct names
+ * @param policies the policies, at least one, with distinct names of printable ASCII (the limit
+ *     headers name them in structured-field strings: see {@link PolicyNames})
  * @param key the SpEL expression of the key
  * @param cost the SpEL expression of the cost
+ * @param deniedResponse what a request this rule denies is answered with; null for the filter's
+ *     ({@link RateLimitFilter.Builder#deniedResponse}, by default {@link DeniedResponse#PROBLEM_JSON})
  */
 public record RateLimitRule(String name, List<String> paths, Set<String> methods, List<Policy> policies,
-    String key, String cost) {
+    String key, String cost, DeniedResponse deniedResponse) {
 
   /** The default key expression: the client's address. */
   public static final String DEFAULT_KEY = "#clientIp";
@@ -76,7 +79,8 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
    * Validates and copies; a null key or cost takes the default.
    *
    * @throws IllegalArgumentException naming the rule and the bad value: a bad name, no path or a
-   *     path that does not parse, a bad method, no policy or two with one name, a key or cost
+   *     path that does not parse, a bad method, no policy or two with one name, a policy name
+   *     outside printable ASCII, a key or cost
    *     that does not parse or uses what the sandbox refuses
    */
   public RateLimitRule {
@@ -98,6 +102,7 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     Set<String> policyNames = new HashSet<>();
     for (Policy policy : policies) {
       Objects.requireNonNull(policy, "policy");
+      PolicyNames.requireFitsHeader(policy.name(), "rule '" + name + "'");
       Require.argument(policyNames.add(policy.name()),
           "rule '%s': policy name '%s' appears twice; each policy of a rule needs its own name", name,
           policy.name());
@@ -107,6 +112,12 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     cost = cost == null ? DEFAULT_COST : cost;
     Expressions.parse(key, "rule '" + name + "': key");
     Expressions.parse(cost, "rule '" + name + "': cost");
+  }
+
+  /** A rule answering denied requests as the filter does (no {@link #deniedResponse() response} of its own). */
+  public RateLimitRule(String name, List<String> paths, Set<String> methods, List<Policy> policies, String key,
+      String cost) {
+    this(name, paths, methods, policies, key, cost, null);
   }
 
   /** A builder for a rule named {@code name}. */
@@ -159,6 +170,7 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     private final List<Policy> policies = new ArrayList<>();
     private String key = DEFAULT_KEY;
     private String cost = DEFAULT_COST;
+    private DeniedResponse deniedResponse;
 
     private Builder(String name) {
       this.name = name;
@@ -194,13 +206,19 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
       return this;
     }
 
+    /** What a request this rule denies is answered with; default the filter's. */
+    public Builder deniedResponse(DeniedResponse response) {
+      this.deniedResponse = Objects.requireNonNull(response, "deniedResponse");
+      return this;
+    }
+
     /**
      * The rule.
      *
      * @throws IllegalArgumentException as the record's constructor
      */
     public RateLimitRule build() {
-      return new RateLimitRule(name, paths, methods, policies, key, cost);
+      return new RateLimitRule(name, paths, methods, policies, key, cost, deniedResponse);
     }
   }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.tck.http.StructuredFields;
 import dev.ratelimit.tck.redis.RedisServer;
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletContext;
@@ -58,8 +59,8 @@ class FileConfigFilterTest {
       assertThat(server.get("/api/x").statusCode()).isEqualTo(400);
       HttpResponse<String> r = server.get("/api/x?n=3", "X-Api-Key", "k");
       assertThat(r.statusCode()).isEqualTo(200);
-      List<StructuredFields.Item> items = StructuredFields.parseList(r.headers().firstValue("RateLimit").orElseThrow());
-      assertThat(items).extracting(StructuredFields.Item::value).containsExactly("per-key", "per-key-daily");
+      List<StructuredFields.Member> items = StructuredFields.parseList(r.headers().firstValue("RateLimit").orElseThrow());
+      assertThat(items).extracting(StructuredFields.Member::value).containsExactly("per-key", "per-key-daily");
       assertThat(items).extracting(i -> i.integer("r")).containsExactly(2L, 997L); // burst 5 - 3, 1000 - 3
       assertThat(r.headers().firstValue("X-RateLimit-Remaining")).hasValue("2");
       assertThat(server.send("POST", "/login").statusCode()).isEqualTo(200);

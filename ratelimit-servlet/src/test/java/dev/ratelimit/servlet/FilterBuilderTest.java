@@ -61,6 +61,11 @@ class FilterBuilderTest {
         .hasMessageContaining("rule name 'a:b'");
     assertThatThrownBy(() -> RateLimitRule.builder("api").path("/x/{id").policy(P).build())
         .hasMessageContaining("rule 'api': path '/x/{id' does not parse");
+    assertThatThrownBy(() -> RateLimitRule.builder("api").path("/x").policy(P.withName("größe")).build())
+        .as("the limit headers cannot carry it").hasMessageContaining("policy name 'größe' (rule 'api')")
+        .hasMessageContaining("such as 'gro-e'");
+    assertThatThrownBy(() -> RateLimitRule.builder("api").path("/x").policy(P.withName("a\r\nb")).build())
+        .hasMessageContaining("(rule 'api') cannot be written in the RateLimit and RateLimit-Policy headers");
     assertThatThrownBy(() -> RateLimitRule.builder("api").path("/x").method("GE T").policy(P).build())
         .hasMessageContaining("'GE T' is not an HTTP method");
     assertThatThrownBy(() -> RateLimitRule.builder("api").path("/x").method("PSOT").policy(P).build())

@@ -208,6 +208,16 @@ class RateLimitConfigTest {
       no ratelimit prefix       | ratelimt.backend=memory                                      | ratelimt.backend: unknown property (every key starts with 'ratelimit.')
       index with leading zero   | ratelimit.rules[00].name=x                                   | ratelimit.rules[00].name: unknown property
       duplicate policy names    | ratelimit.rules[0].policies[0].name=p\\nratelimit.rules[0].policies[1].name=p\\nratelimit.rules[0].policies[1].limit=1/s | ratelimit.rules[0].policies[1].name: policy name 'p' is also the name of ratelimit.rules[0].policies[0]
+      redirect status           | ratelimit.denied-response.status=302                         | ratelimit.denied-response.status: status 302 is not a 4xx or 5xx status
+      status not a number       | ratelimit.denied-response.status=many                        | ratelimit.denied-response.status: 'many' is not a status code such as 429 or 503
+      unknown placeholder       | ratelimit.denied-response.content-type=application/json\\nratelimit.denied-response.body=try {{polcy}} | ratelimit.denied-response.body: unknown placeholder '{{polcy}}' in the body; the placeholders are {{status}}
+      body without its type     | ratelimit.denied-response.body=slow down                     | ratelimit.denied-response.content-type: a body needs a content type
+      bad content type          | ratelimit.denied-response.content-type=json                  | ratelimit.denied-response.content-type: content type 'json' is not a media type
+      header the limiter writes | ratelimit.denied-response.headers.Retry-After=5              | ratelimit.denied-response.headers.Retry-After: header 'Retry-After' is written by the limiter itself
+      rule success status       | ratelimit.rules[0].denied-response.status=200                | ratelimit.rules[0].denied-response.status: status 200 is not a 4xx or 5xx status
+      rule body without type    | ratelimit.rules[0].denied-response.body=x                    | ratelimit.rules[0].denied-response.content-type: a body needs a content type
+      unknown response key      | ratelimit.denied-response.code=503                           | ratelimit.denied-response.code: unknown property
+      non-ASCII policy name     | ratelimit.rules[0].policies[0].name=café                     | ratelimit.rules[0].policies[0].name: policy name 'café' (ratelimit.rules[0].policies[0]) cannot be written in the RateLimit and RateLimit-Policy headers
       duplicate derived names   | ratelimit.rules[0].policies[1].limit=100/1m                  | ratelimit.rules[0].policies[1].name: policy name '100-per-PT1M-gcra' is also the name of ratelimit.rules[0].policies[0]
       duplicate rule names      | ratelimit.rules[1].name=api\\nratelimit.rules[1].paths=/x\\nratelimit.rules[1].policies[0].limit=1/s | ratelimit.rules[1].name: rule name 'api' is also the name of ratelimit.rules[0]
       shared policy with all    | ratelimit.match=all\\nratelimit.rules[1].name=b\\nratelimit.rules[1].paths=/x\\nratelimit.rules[1].policies[0].limit=100/1m | ratelimit.rules[1].policies[0].name: policy name '100-per-PT1M-gcra' is also used by ratelimit.rules[0]

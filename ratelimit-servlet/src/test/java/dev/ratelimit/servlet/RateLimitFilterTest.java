@@ -6,6 +6,7 @@ import dev.ratelimit.FailureMode;
 import dev.ratelimit.ManualClock;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.tck.http.StructuredFields;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
@@ -45,8 +46,8 @@ class RateLimitFilterTest {
     return RateLimitFilter.builder(limiter).rule(RateLimitRule.builder("api").path("/api/**").policy(api()).build());
   }
 
-  private static StructuredFields.Item single(HttpResponse<String> response, String header) {
-    List<StructuredFields.Item> items = StructuredFields.parseList(response.headers().firstValue(header).orElse(null));
+  private static StructuredFields.Member single(HttpResponse<String> response, String header) {
+    List<StructuredFields.Member> items = StructuredFields.parseList(response.headers().firstValue(header).orElse(null));
     assertThat(items).hasSize(1);
     return items.get(0);
   }
@@ -58,11 +59,11 @@ class RateLimitFilterTest {
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(r.body()).isEqualTo("ok GET /api/things");
 
-    StructuredFields.Item policy = single(r, "RateLimit-Policy");
+    StructuredFields.Member policy = single(r, "RateLimit-Policy");
     assertThat(policy.value()).isEqualTo("api");
     assertThat(policy.integer("q")).isEqualTo(3);
     assertThat(policy.integer("w")).isEqualTo(60);
-    StructuredFields.Item limit = single(r, "RateLimit");
+    StructuredFields.Member limit = single(r, "RateLimit");
     assertThat(limit.value()).isEqualTo("api");
     assertThat(limit.integer("r")).isEqualTo(2);
     assertThat(limit.integer("t")).isEqualTo(20); // GCRA: one emission interval (60 s / 3) to fresh
@@ -126,7 +127,7 @@ class RateLimitFilterTest {
     HttpResponse<String> r = server.get("/api/login");
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(StructuredFields.parseList(r.headers().firstValue("RateLimit").orElseThrow()))
-        .extracting(StructuredFields.Item::value).containsExactly("login");
+        .extracting(StructuredFields.Member::value).containsExactly("login");
     assertThat(server.get("/api/login").statusCode()).isEqualTo(429);
     assertThat(limiter.inspect("api:127.0.0.1", all).remaining()).isEqualTo(10);
     assertThat(server.get("/api/other").statusCode()).isEqualTo(200);
@@ -143,8 +144,8 @@ class RateLimitFilterTest {
 
     HttpResponse<String> r = server.get("/api/login");
     assertThat(r.statusCode()).isEqualTo(200);
-    List<StructuredFields.Item> items = StructuredFields.parseList(r.headers().firstValue("RateLimit").orElseThrow());
-    assertThat(items).extracting(StructuredFields.Item::value).containsExactly("login", "all-api");
+    List<StructuredFields.Member> items = StructuredFields.parseList(r.headers().firstValue("RateLimit").orElseThrow());
+    assertThat(items).extracting(StructuredFields.Member::value).containsExactly("login", "all-api");
     assertThat(items.get(1).integer("r")).isEqualTo(9);
     assertThat(StructuredFields.parseList(r.headers().firstValue("RateLimit-Policy").orElseThrow()))
         .extracting(i -> i.integer("q")).containsExactly(1L, 10L);
@@ -291,6 +292,64 @@ class RateLimitFilterTest {
         assertThat(r.headers().map().keySet()).noneMatch(h -> h.toLowerCase().contains("ratelimit"));
       }
       assertThat(backend.calls.get()).isEqualTo(5);
+    }
+  }
+
+  @Test
+  void policyNamesWithQuotesAndBackslashesReachTheClientAsTheSameStrings() {
+    String name = "say \"hi\" \\ o/";
+    serve(RateLimitFilter.builder(limiter).rule(RateLimitRule.builder("odd").path("/**")
+        .policy(Policy.of(3, Duration.ofMinutes(1)).withName(name)).build()));
+    HttpResponse<String> r = server.get("/x");
+    assertThat(r.headers().allValues("RateLimit-Policy")).containsExactly("\"say \\\"hi\\\" \\\\ o/\";q=3;w=60");
+    assertThat(single(r, "RateLimit-Policy").string()).isEqualTo(name);
+    StructuredFields.Member limit = single(r, "RateLimit");
+    assertThat(limit.string()).isEqualTo(name);
+    assertThat(limit.integer("r")).isEqualTo(2);
+  }
+
+  /** Two filters on one request, as a filter rule and a {@code @RateLimited} method check one in Spring. */
+  private TestServer twoFilters(RateLimitFilter outer, RateLimitFilter inner) {
+    server = TestServer.start(context -> {
+      context.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(outer), "/*",
+          java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+      context.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(inner), "/*",
+          java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+    });
+    return server;
+  }
+
+  @Test
+  void twoChecksOfOneRequestListEveryPolicyAndDenyWithTheLongestWait() {
+    Policy outer = Policy.of(5, Duration.ofHours(1)).withName("outer");
+    Policy inner = Policy.of(2, Duration.ofHours(1)).withName("inner");
+    twoFilters(RateLimitFilter.builder(limiter).rule(RateLimitRule.builder("o").path("/**").policy(outer).build())
+            .headers(new HeaderOptions(true, true)).build(),
+        RateLimitFilter.builder(limiter).rule(RateLimitRule.builder("i").path("/**").policy(inner).build())
+            .headers(new HeaderOptions(true, true)).build());
+    HttpResponse<String> first = server.get("/x");
+    assertThat(first.headers().allValues("RateLimit")).containsExactly("\"outer\";r=4;t=720, \"inner\";r=1;t=1800");
+    assertThat(first.headers().allValues("RateLimit-Policy"))
+        .containsExactly("\"outer\";q=5;w=3600, \"inner\";q=2;w=3600");
+    assertThat(first.headers().firstValue("X-RateLimit-Remaining")).hasValue("1");
+    assertThat(server.get("/x").statusCode()).isEqualTo(200);
+    HttpResponse<String> denied = server.get("/x");
+    assertThat(denied.statusCode()).isEqualTo(429);
+    assertThat(denied.headers().allValues("Retry-After")).containsExactly("1800");
+    assertThat(denied.headers().allValues("RateLimit")).containsExactly("\"outer\";r=2;t=1800, \"inner\";r=0;t=1800");
+    assertThat(Json.object(denied.body()).get("violated-policies")).isEqualTo(List.of("inner"));
+  }
+
+  @Test
+  void aDegradedSecondCheckRemovesTheFirstChecksHeaders() {
+    try (RateLimiter failing = RateLimiter.builder().backend(new Stubs.FailingBackend())
+        .failureMode(FailureMode.FAIL_OPEN).build()) {
+      twoFilters(apiFilter().headers(new HeaderOptions(true, true)).build(),
+          RateLimitFilter.builder(failing).rule(RateLimitRule.builder("down").path("/**")
+              .policy(Policy.of(9, Duration.ofMinutes(1)).withName("down")).build()).build());
+      HttpResponse<String> r = server.get("/api/x");
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(r.headers().map().keySet()).noneMatch(h -> h.toLowerCase().contains("ratelimit"));
     }
   }
 

@@ -1,10 +1,12 @@
 package dev.ratelimit.servlet;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
+import dev.ratelimit.tck.http.StructuredFields;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -38,21 +40,57 @@ class RateLimitResponsesTest {
         allowed(API, 99, Duration.ofMillis(600)), allowed(BURST, 9, Duration.ofMillis(150))), HeaderOptions.DEFAULT);
     assertThat(response.headers.get("RateLimit-Policy")).isEqualTo("\"api\";q=100;w=60, \"burst\";q=10;w=2");
     assertThat(response.headers.get("RateLimit")).isEqualTo("\"api\";r=99;t=1, \"burst\";r=9;t=1");
-    List<StructuredFields.Item> items = StructuredFields.parseList(response.headers.get("RateLimit"));
-    assertThat(items).extracting(StructuredFields.Item::value).containsExactly("api", "burst");
+    List<StructuredFields.Member> items = StructuredFields.parseList(response.headers.get("RateLimit"));
+    assertThat(items).extracting(StructuredFields.Member::value).containsExactly("api", "burst");
     assertThat(response.headers).doesNotContainKey("X-RateLimit-Limit");
   }
 
   @Test
-  void policyNamesAreEscapedAsSfStrings() {
-    Policy odd = API.withName("a \"quoted\" \\ name");
-    Policy unicode = API.withName("café\n");
+  void policyNamesWithQuotesAndBackslashesParseBackAsTheSameStrings() {
+    Policy odd = API.withName("a \"quoted\" \\ name\\");
+    Policy plain = API.withName("x;q=1, \"y\"");
     Stubs.Response response = new Stubs.Response();
     RateLimitResponses.writeHeaders(response.proxy,
-        List.of(allowed(odd, 1, Duration.ZERO), allowed(unicode, 1, Duration.ZERO)), HeaderOptions.DEFAULT);
-    List<StructuredFields.Item> items = StructuredFields.parseList(response.headers.get("RateLimit-Policy"));
-    assertThat(items.get(0).value()).isEqualTo("a \"quoted\" \\ name");
-    assertThat(items.get(1).value()).isEqualTo("caf%C3%A9%0A");
+        List.of(allowed(odd, 1, Duration.ZERO), allowed(plain, 2, Duration.ofSeconds(3))), HeaderOptions.DEFAULT);
+    List<StructuredFields.Member> policies = StructuredFields.parseList(response.headers.get("RateLimit-Policy"));
+    assertThat(policies).extracting(StructuredFields.Member::string)
+        .containsExactly("a \"quoted\" \\ name\\", "x;q=1, \"y\"");
+    assertThat(policies).extracting(m -> m.integer("q")).containsExactly(100L, 100L);
+    List<StructuredFields.Member> limits = StructuredFields.parseList(response.headers.get("RateLimit"));
+    assertThat(limits).extracting(StructuredFields.Member::string)
+        .containsExactly("a \"quoted\" \\ name\\", "x;q=1, \"y\"");
+    assertThat(limits).extracting(m -> m.integer("r")).containsExactly(1L, 2L);
+  }
+
+  @Test
+  void aNameNoStructuredFieldStringCanHoldIsLeftOutNeverPercentEncoded() {
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeHeaders(response.proxy, List.of(allowed(API.withName("café"), 1, Duration.ZERO),
+        allowed(BURST, 4, Duration.ZERO), allowed(API.withName("line\nbreak"), 1, Duration.ZERO)),
+        new HeaderOptions(true, true));
+    assertThat(response.headers.get("RateLimit-Policy")).isEqualTo("\"burst\";q=10;w=2");
+    assertThat(StructuredFields.parseList(response.headers.get("RateLimit")))
+        .extracting(StructuredFields.Member::string).containsExactly("burst");
+    assertThat(response.headers.values()).noneMatch(v -> v.contains("%") || v.contains("caf"));
+
+    Stubs.Response none = new Stubs.Response();
+    RateLimitResponses.writeHeaders(none.proxy, List.of(allowed(API.withName("日本"), 1, Duration.ZERO)),
+        HeaderOptions.DEFAULT);
+    assertThat(none.headers).doesNotContainKeys("RateLimit", "RateLimit-Policy");
+  }
+
+  @Test
+  void aNameOutsidePrintableAsciiIsRefusedNamingItAndAnAsciiOne() {
+    assertThat(PolicyNames.fitsHeader("per-key ~!\"\\")).isTrue();
+    assertThat(PolicyNames.fitsHeader("café")).isFalse();
+    assertThat(PolicyNames.fitsHeader("tab\there")).isFalse();
+    assertThatThrownBy(() -> PolicyNames.requireFitsHeader("café-größe", "rule 'api'"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("policy name 'café-größe' (rule 'api')")
+        .hasMessageContaining("printable ASCII")
+        .hasMessageContaining("such as 'cafe-gro-e'");
+    assertThat(PolicyNames.asciiSuggestion("日本")).isEqualTo("api");
+    assertThat(PolicyNames.asciiSuggestion("Ärger im Büro")).isEqualTo("Arger im Buro");
   }
 
   @Test
@@ -145,5 +183,72 @@ class RateLimitResponsesTest {
     assertThat(RateLimitResponses.jsonString("a\uD83D\uDE00b")).isEqualTo("\"a\uD83D\uDE00b\"");
     assertThat(RateLimitResponses.jsonString("a\uD83Db")).isEqualTo("\"a\\ud83db\"");
     assertThat(RateLimitResponses.jsonString("\uDE00")).isEqualTo("\"\\ude00\"");
+  }
+
+  @Test
+  void aSecondWriterForOneRequestListsTheFirstWritersPoliciesToo() {
+    Policy filter = Policy.of(2, Duration.ofHours(1)).withName("both-filter");
+    Policy annotation = Policy.of(5, Duration.ofHours(1)).withName("both-ann");
+    jakarta.servlet.http.HttpServletRequest request = Stubs.request("192.0.2.1");
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeHeaders(request, response.proxy,
+        List.of(allowed(filter, 0, Duration.ofSeconds(3600))), new HeaderOptions(true, true));
+    RateLimitResponses.writeHeaders(request, response.proxy,
+        List.of(allowed(annotation, 3, Duration.ofSeconds(1440))), new HeaderOptions(true, true));
+    assertThat(response.headers).containsEntry("RateLimit-Policy", "\"both-filter\";q=2;w=3600, \"both-ann\";q=5;w=3600")
+        .containsEntry("RateLimit", "\"both-filter\";r=0;t=3600, \"both-ann\";r=3;t=1440")
+        // the legacy fields: the most restrictive of both, the one with nothing left
+        .containsEntry("X-RateLimit-Limit", "2").containsEntry("X-RateLimit-Remaining", "0");
+
+    // without the request, a writer describes its own decisions only, as before
+    Stubs.Response alone = new Stubs.Response();
+    RateLimitResponses.writeHeaders(alone.proxy, List.of(allowed(annotation, 3, Duration.ofSeconds(1440))),
+        HeaderOptions.DEFAULT);
+    assertThat(alone.headers).containsEntry("RateLimit", "\"both-ann\";r=3;t=1440");
+  }
+
+  @Test
+  void aDenialAfterAnotherWritersHeadersTakesTheLongestWaitOfEveryDenyingPolicy() throws Exception {
+    Policy first = Policy.of(10, Duration.ofMinutes(1)).withName("first");
+    Policy second = Policy.of(3, Duration.ofHours(1)).withName("second");
+    jakarta.servlet.http.HttpServletRequest request = Stubs.request("192.0.2.1");
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeHeaders(request, response.proxy,
+        List.of(denied(first, Duration.ofSeconds(40), Duration.ofSeconds(60))), HeaderOptions.DEFAULT);
+    RateLimitResponses.writeDenied(request, response.proxy,
+        List.of(denied(second, Duration.ofSeconds(25), Duration.ofSeconds(3600))), HeaderOptions.DEFAULT);
+    assertThat(response.status).isEqualTo(429);
+    assertThat(response.headers).containsEntry("Retry-After", "40")
+        .containsEntry("RateLimit", "\"first\";r=0;t=40, \"second\";r=0;t=25");
+    assertThat(Json.object(response.body.toString(java.nio.charset.StandardCharsets.UTF_8)).get("violated-policies"))
+        .isEqualTo(List.of("first", "second"));
+  }
+
+  @Test
+  void onePolicyCheckedTwiceForARequestIsListedOnceWithItsMoreRestrictiveDecision() {
+    jakarta.servlet.http.HttpServletRequest request = Stubs.request("192.0.2.1");
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeHeaders(request, response.proxy,
+        List.of(allowed(API, 7, Duration.ofSeconds(20)), allowed(BURST, 9, Duration.ofSeconds(1))), HeaderOptions.DEFAULT);
+    RateLimitResponses.writeHeaders(request, response.proxy,
+        List.of(allowed(API, 40, Duration.ofSeconds(5))), HeaderOptions.DEFAULT);
+    assertThat(response.headers).containsEntry("RateLimit", "\"api\";r=7;t=20, \"burst\";r=9;t=1");
+    RateLimitResponses.writeHeaders(request, response.proxy,
+        List.of(allowed(API, 2, Duration.ofSeconds(5))), HeaderOptions.DEFAULT);
+    assertThat(response.headers).containsEntry("RateLimit", "\"api\";r=2;t=5, \"burst\";r=9;t=1");
+    assertThat(RateLimitResponses.recorded(request)).hasSize(2);
+  }
+
+  @Test
+  void aDegradedDecisionAfterAnotherWritersHeadersLeavesNoLimitHeader() {
+    jakarta.servlet.http.HttpServletRequest request = Stubs.request("192.0.2.1");
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeHeaders(request, response.proxy, List.of(allowed(API, 7, Duration.ofSeconds(20))),
+        new HeaderOptions(true, true));
+    assertThat(response.headers).containsKeys("RateLimit", "RateLimit-Policy", "X-RateLimit-Limit");
+    Decision degraded = new Decision(BURST, true, -1, Duration.ZERO, Duration.ZERO, Duration.ZERO);
+    RateLimitResponses.writeHeaders(request, response.proxy, List.of(degraded), new HeaderOptions(true, true));
+    assertThat(response.headers).doesNotContainKeys("RateLimit", "RateLimit-Policy", "X-RateLimit-Limit",
+        "X-RateLimit-Remaining", "X-RateLimit-Reset");
   }
 }

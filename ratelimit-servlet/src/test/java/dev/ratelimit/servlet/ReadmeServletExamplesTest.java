@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.tck.docs.DocPage;
+import dev.ratelimit.tck.http.StructuredFields;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterRegistration;
@@ -65,6 +66,23 @@ class ReadmeServletExamplesTest {
       registration.addMappingForUrlPatterns(null, false, "/*");
       """;
 
+  /** The page's example of a denied response in code; {@link #deniedResponseInCode} runs it. */
+  private static final String DENIED = """
+      DeniedResponse busy = DeniedResponse.builder()
+          .status(503)
+          .contentType("text/plain")
+          .body("busy, retry in {{retry-after}} s")
+          .build();
+      RateLimitFilter filter = RateLimitFilter.builder(limiter)
+          .rule(RateLimitRule.builder("v1")
+              .path("/v1/**")
+              .policy(Policy.parse("10/1m").withName("v1-per-ip"))
+              .deniedResponse(busy)                                      // this rule's
+              .build())
+          .deniedResponse(DeniedResponse.builder().contentType("application/json").build())  // the others'
+          .build();
+      """;
+
   @TempDir
   Path dir;
 
@@ -84,7 +102,7 @@ class ReadmeServletExamplesTest {
 
   @Test
   void thePageShowsTheCodeThisTestRuns() {
-    assertThat(blocks(section(), "java")).containsExactly(PROGRAMMATIC, CUSTOMIZED);
+    assertThat(blocks(section(), "java")).containsExactly(PROGRAMMATIC, CUSTOMIZED, DENIED);
   }
 
   @Test
@@ -276,6 +294,54 @@ class ReadmeServletExamplesTest {
     assertThat(config.redisUrl()).isEqualTo("redis://127.0.0.1:6379");
     assertThat(config.redisKeyPrefix()).isEqualTo("rl");
     assertThat(config.redisTimeout()).hasMillis(200);
+  }
+
+  @Test
+  void deniedResponseFromTheFile() throws IOException {
+    String properties = blocks(section(), "properties").get(2);
+    assertThat(properties).contains("ratelimit.denied-response.body=");
+    Path file = Files.writeString(dir.resolve("denied.properties"), properties);
+    try (TestServer server = TestServer.withConfig(java.util.Map.of("config", file.toString()))) {
+      for (int i = 0; i < 10; i++) {
+        assertThat(server.get("/v1/x").statusCode()).isEqualTo(200);
+      }
+      HttpResponse<String> denied = server.get("/v1/x");
+      assertThat(denied.statusCode()).isEqualTo(503);
+      assertThat(denied.headers().firstValue("Content-Type")).hasValue("application/json");
+      assertThat(denied.headers().firstValue("X-Error-Code")).hasValue("RATE_LIMITED");
+      assertThat(denied.headers().firstValue("Retry-After")).hasValue("6");
+      assertThat(denied.body()).isEqualTo("{\"error\":\"rate_limited\",\"policy\":\"v1-per-ip\",\"retry_in\":6}");
+      assertThat(section()).contains("`" + denied.body() + "`");
+    }
+  }
+
+  @Test
+  void deniedResponseInCode() {
+    try (RateLimiter limiter = RateLimiter.inMemory()) {
+      // --- as in the page
+      DeniedResponse busy = DeniedResponse.builder()
+          .status(503)
+          .contentType("text/plain")
+          .body("busy, retry in {{retry-after}} s")
+          .build();
+      RateLimitFilter filter = RateLimitFilter.builder(limiter)
+          .rule(RateLimitRule.builder("v1")
+              .path("/v1/**")
+              .policy(Policy.parse("10/1m").withName("v1-per-ip"))
+              .deniedResponse(busy)                                      // this rule's
+              .build())
+          .deniedResponse(DeniedResponse.builder().contentType("application/json").build())  // the others'
+          .build();
+      // ---
+      try (TestServer server = TestServer.with(filter)) {
+        for (int i = 0; i < 10; i++) {
+          assertThat(server.get("/v1/x").statusCode()).isEqualTo(200);
+        }
+        HttpResponse<String> denied = server.get("/v1/x");
+        assertThat(denied.statusCode()).isEqualTo(503);
+        assertThat(denied.body()).isEqualTo("busy, retry in 6 s");
+      }
+    }
   }
 
   private static String element(String xml, String name) {

@@ -36,9 +36,18 @@ final class Stubs {
     for (int i = 0; i < headers.length; i += 2) {
       byName.computeIfAbsent(headers[i].toLowerCase(Locale.ROOT), k -> new ArrayList<>()).add(headers[i + 1]);
     }
+    Map<String, Object> attributes = new LinkedHashMap<>();
     return (HttpServletRequest) Proxy.newProxyInstance(Stubs.class.getClassLoader(),
         new Class<?>[] {HttpServletRequest.class}, (proxy, method, args) -> {
           switch (method.getName()) {
+            case "getAttribute":
+              return attributes.get((String) args[0]);
+            case "setAttribute":
+              attributes.put((String) args[0], args[1]);
+              return null;
+            case "removeAttribute":
+              attributes.remove((String) args[0]);
+              return null;
             case "getRemoteAddr":
               return remoteAddr;
             case "getMethod":
@@ -91,7 +100,11 @@ final class Stubs {
         new Class<?>[] {HttpServletResponse.class}, (p, method, args) -> {
           switch (method.getName()) {
             case "setHeader":
-              headers.put((String) args[0], (String) args[1]);
+              if (args[1] == null) {
+                headers.remove((String) args[0]); // as the Servlet API: a null value removes the field
+              } else {
+                headers.put((String) args[0], (String) args[1]);
+              }
               return null;
             case "setStatus":
               status = (Integer) args[0];

@@ -2,6 +2,7 @@ package dev.ratelimit.spring;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Policy;
+import dev.ratelimit.servlet.PolicyNames;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -18,7 +19,8 @@ import java.util.function.Consumer;
  * updates replace it.
  *
  * <p>A policy's name is its state's identity, so an update changes the numbers and keeps every
- * key's state. Updates are local to this instance.
+ * key's state. Updates are local to this instance. Names are printable ASCII: the limit headers
+ * carry them ({@link PolicyNames}).
  */
 public final class PolicyRegistry {
   private volatile Map<String, Policy> policies;
@@ -170,6 +172,7 @@ public final class PolicyRegistry {
   }
 
   private static Policy named(String name, Policy policy) {
+    PolicyNames.requireFitsHeader(name, "ratelimit.policies." + name);
     if (!policy.hasDerivedName() && !policy.name().equals(name)) {
       throw new IllegalArgumentException("policy named '" + policy.name() + "' cannot be stored as '"
           + name + "': a configured policy's name is its key");

@@ -1,15 +1,20 @@
 package dev.ratelimit.spring;
 
+import dev.ratelimit.MultiDecision;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.servlet.ClientIp;
+import dev.ratelimit.servlet.DeniedHandler;
+import dev.ratelimit.servlet.DeniedResponse;
 import dev.ratelimit.servlet.HeaderOptions;
 import dev.ratelimit.servlet.MissingKey;
 import dev.ratelimit.servlet.RateLimitFilter;
-import dev.ratelimit.servlet.RateLimitResponses;
 import dev.ratelimit.servlet.RateLimitRule;
 import dev.ratelimit.spi.Backend;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
 import java.time.InstantSource;
 import org.springframework.aop.Advisor;
 import org.springframework.beans.factory.BeanFactory;
@@ -136,6 +141,17 @@ public class RateLimitAutoConfiguration {
     CallRequest rateLimitCallRequest(ClientIp clientIp, HeaderOptions headers) {
       return new ServletCallRequest(clientIp, headers);
     }
+
+    /**
+     * What a denied request is answered with ({@code ratelimit.denied-response}), by the filter
+     * (unless a rule says otherwise) and by the 429 of a {@code @RateLimited} controller call.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public DeniedResponse rateLimitDeniedResponse(RateLimitProperties properties) {
+      return ConfiguredDeniedResponse.build(properties.getDeniedResponse(), DeniedResponse.PROBLEM_JSON,
+          "ratelimit.denied-response");
+    }
   }
 
   /** {@code @RateLimited}: parsed at start-up, applied by an aspect. */
@@ -178,8 +194,8 @@ public class RateLimitAutoConfiguration {
   static class MvcConfiguration {
     @Bean
     @ConditionalOnMissingBean
-    RateLimitExceptionHandler rateLimitExceptionHandler(HeaderOptions headers) {
-      return new RateLimitExceptionHandler(headers);
+    RateLimitExceptionHandler rateLimitExceptionHandler(HeaderOptions headers, DeniedResponse deniedResponse) {
+      return new RateLimitExceptionHandler(headers, deniedResponse);
     }
   }
 
@@ -208,12 +224,13 @@ public class RateLimitAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "rateLimitFilter")
     FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimiter limiter, PolicyRegistry policies,
-        RateLimitProperties properties, HeaderOptions headers, ObjectProvider<DenialLog> denials,
-        Environment environment, BeanFactory beans) {
+        RateLimitProperties properties, HeaderOptions headers, DeniedResponse deniedResponse,
+        ObjectProvider<DenialLog> denials, Environment environment, BeanFactory beans) {
       RateLimitFilter.Builder builder = RateLimitFilter.builder(limiter)
           .matchAll(properties.getFilter().isMatchAll())
           .trustedProxies(properties.getTrustedProxies())
           .headers(headers)
+          .deniedResponse(deniedResponse)
           .missingKey(properties.getMissingKey() == RateLimitProperties.MissingKeyAction.REJECT
               ? MissingKey.REJECT : MissingKey.SHARED_BUCKET);
       DenialLog denialLog = denials.getIfAvailable();
@@ -221,20 +238,12 @@ public class RateLimitAutoConfiguration {
           && ClassUtils.isPresent(CORS_SOURCE, RateLimitAutoConfiguration.class.getClassLoader())
           ? new CorsOnDenial(beans) : null;
       if (denialLog != null || cors != null) {
-        builder.deniedHandler((request, response, decision) -> {
-          if (denialLog != null) {
-            denialLog.denied("filter", decision.limiting(), null); // the filter does not expose the key
-          }
-          if (cors != null) {
-            cors.apply(request, response);
-          }
-          RateLimitResponses.writeDenied(response, decision.decisions(), headers);
-        });
+        builder.deniedHandler(new LoggingDeniedHandler(denialLog, cors, headers, deniedResponse));
       }
       requirePrincipalKnown(properties, environment);
-      rules(properties, policies).forEach(builder::rule);
+      rules(properties, policies, deniedResponse).forEach(builder::rule);
       RateLimitFilter filter = builder.build();
-      policies.onUpdate(updated -> filter.replaceRules(rules(properties, updated)));
+      policies.onUpdate(updated -> filter.replaceRules(rules(properties, updated, deniedResponse)));
       FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
       registration.setOrder(properties.getFilter().getOrder());
       return registration;
@@ -276,16 +285,55 @@ public class RateLimitAutoConfiguration {
       }
     }
 
-    private static List<RateLimitRule> rules(RateLimitProperties properties, PolicyRegistry policies) {
+    /**
+     * Before the response the rule or the filter is configured with, the denial log line and the
+     * application's CORS headers.
+     */
+    private static final class LoggingDeniedHandler implements DeniedHandler {
+      private final DenialLog denialLog; // null unless ratelimit.log-denials=true
+      private final CorsOnDenial cors; // null unless ratelimit.filter.cors and spring-web's CORS support
+      private final HeaderOptions headers;
+      private final DeniedResponse filterResponse;
+
+      LoggingDeniedHandler(DenialLog denialLog, CorsOnDenial cors, HeaderOptions headers,
+          DeniedResponse filterResponse) {
+        this.denialLog = denialLog;
+        this.cors = cors;
+        this.headers = headers;
+        this.filterResponse = filterResponse;
+      }
+
+      @Override
+      public void handle(HttpServletRequest request, HttpServletResponse response, MultiDecision decision,
+          DeniedResponse configured) throws IOException {
+        if (denialLog != null) {
+          denialLog.denied("filter", decision.limiting(), null); // the filter does not expose the key
+        }
+        if (cors != null) {
+          cors.apply(request, response);
+        }
+        configured.write(request, response, decision.decisions(), headers);
+      }
+
+      @Override
+      public void handle(HttpServletRequest request, HttpServletResponse response, MultiDecision decision)
+          throws IOException {
+        handle(request, response, decision, filterResponse);
+      }
+    }
+
+    private static List<RateLimitRule> rules(RateLimitProperties properties, PolicyRegistry policies,
+        DeniedResponse deniedResponse) {
       List<RateLimitRule> rules = new ArrayList<>();
       int index = 0;
       for (RateLimitProperties.Rule rule : properties.getFilter().getRules()) {
-        rules.add(rule(rule, index++, policies));
+        rules.add(rule(rule, index++, policies, deniedResponse));
       }
       return rules;
     }
 
-    private static RateLimitRule rule(RateLimitProperties.Rule rule, int index, PolicyRegistry policies) {
+    private static RateLimitRule rule(RateLimitProperties.Rule rule, int index, PolicyRegistry policies,
+        DeniedResponse deniedResponse) {
       String property = "ratelimit.filter.rules[" + index + "]";
       if (rule.getName() == null || rule.getName().isBlank()) {
         throw new IllegalArgumentException(property + ".name is required");
@@ -299,6 +347,10 @@ public class RateLimitAutoConfiguration {
         rule.getMethods().forEach(builder::method);
         for (String name : rule.getPolicies()) {
           builder.policy(policies.get(name, property + ".policies"));
+        }
+        if (rule.getDeniedResponse().anySet()) {
+          builder.deniedResponse(ConfiguredDeniedResponse.build(rule.getDeniedResponse(), deniedResponse,
+              property + ".denied-response"));
         }
         return builder.build();
       } catch (IllegalArgumentException e) {

@@ -1,8 +1,9 @@
 package dev.ratelimit.spring;
 
 import dev.ratelimit.annotation.RateLimitExceededException;
+import dev.ratelimit.servlet.DeniedResponse;
 import dev.ratelimit.servlet.HeaderOptions;
-import dev.ratelimit.servlet.RateLimitResponses;
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import org.springframework.core.Ordered;
@@ -11,17 +12,20 @@ import org.springframework.web.bind.annotation.ControllerAdvice;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 
 /**
- * Turns {@link RateLimitExceededException} from a controller into the same 429 the filter sends:
- * {@code Retry-After}, {@code Cache-Control: no-store}, the limit headers and a problem+json body.
+ * Turns {@link RateLimitExceededException} from a controller into the same denied response the
+ * filter sends: {@code Retry-After}, {@code Cache-Control: no-store}, the limit headers and, by
+ * default, a 429 with a problem+json body ({@code ratelimit.denied-response} configures it).
  * Ordered first so that a catch-all handler of the application does not swallow it.
  */
 @ControllerAdvice
 @Order(Ordered.HIGHEST_PRECEDENCE)
 public class RateLimitExceptionHandler {
   private final HeaderOptions headers;
+  private final DeniedResponse deniedResponse;
 
-  RateLimitExceptionHandler(HeaderOptions headers) {
+  RateLimitExceptionHandler(HeaderOptions headers, DeniedResponse deniedResponse) {
     this.headers = headers;
+    this.deniedResponse = deniedResponse;
   }
 
   /** A request without a key, when {@code ratelimit.missing-key=reject}: 400 problem+json. */
@@ -34,9 +38,14 @@ public class RateLimitExceptionHandler {
         + "\"detail\":\"the request has no rate-limit key\"}");
   }
 
-  /** Writes the 429. */
+  /**
+   * Writes the denied response ({@code ratelimit.denied-response}, by default the 429 with a
+   * problem body), its limit headers listing the filter's policies too when a filter rule checked
+   * the request.
+   */
   @ExceptionHandler(RateLimitExceededException.class)
-  public void tooManyRequests(RateLimitExceededException e, HttpServletResponse response) throws IOException {
-    RateLimitResponses.writeDenied(response, e.decisions().decisions(), headers);
+  public void tooManyRequests(RateLimitExceededException e, HttpServletRequest request, HttpServletResponse response)
+      throws IOException {
+    deniedResponse.write(request, response, e.decisions().decisions(), headers);
   }
 }

@@ -74,6 +74,7 @@ public class RateLimitProperties {
   private final Memory memory = new Memory();
   private final Redis redis = new Redis();
   private final Headers headers = new Headers();
+  private final Denied deniedResponse = new Denied();
   private final Aspect aspect = new Aspect();
   private final Filter filter = new Filter();
 
@@ -298,6 +299,10 @@ public class RateLimitProperties {
     return headers;
   }
 
+  public Denied getDeniedResponse() {
+    return deniedResponse;
+  }
+
   public Aspect getAspect() {
     return aspect;
   }
@@ -452,6 +457,74 @@ public class RateLimitProperties {
     }
   }
 
+  /**
+   * The answer to a denied request: the filter's, and that of a {@code @RateLimited} call Spring MVC
+   * turns into an error response. Unset fields keep the default, 429 with an RFC 9457
+   * application/problem+json body; a filter rule's fields are over these.
+   */
+  public static class Denied {
+    /** The status of a denied request, 4xx or 5xx; unset: 429 (a filter rule: the global one). */
+    private Integer status;
+
+    /**
+     * The body's content type, such as application/json, for which the body's placeholders are
+     * escaped; required with a body. Without a body, the problem body is sent in this type.
+     */
+    private String contentType;
+
+    /**
+     * The body: a template with the placeholders {{status}}, {{policy}} (the limiting policy),
+     * {{policies}} (the denying ones, comma-separated), {{retry-after}} (seconds) and {{limit}},
+     * each escaped for the content type (JSON, HTML/XML, else as is). Unset: the problem body;
+     * empty: no body.
+     */
+    private String body;
+
+    /**
+     * Extra headers of a denied response, as fixed text; not Retry-After, the limit headers,
+     * Content-Type or Content-Length. A filter rule's are added to these. Names keep their case in
+     * brackets, e.g. "[X-Error-Code]".
+     */
+    private Map<String, String> headers = new LinkedHashMap<>();
+
+    public Integer getStatus() {
+      return status;
+    }
+
+    public void setStatus(Integer status) {
+      this.status = status;
+    }
+
+    public String getContentType() {
+      return contentType;
+    }
+
+    public void setContentType(String contentType) {
+      this.contentType = contentType;
+    }
+
+    public String getBody() {
+      return body;
+    }
+
+    public void setBody(String body) {
+      this.body = body;
+    }
+
+    public Map<String, String> getHeaders() {
+      return headers;
+    }
+
+    public void setHeaders(Map<String, String> headers) {
+      this.headers = headers;
+    }
+
+    /** Whether any field is set. */
+    boolean anySet() {
+      return status != null || contentType != null || body != null || !headers.isEmpty();
+    }
+  }
+
   /** The {@code @RateLimited} aspect. */
   public static class Aspect {
     /** The aspect's order; the default runs it before @Transactional and @Cacheable. */
@@ -554,6 +627,9 @@ public class RateLimitProperties {
     /** The cost, in SpEL. */
     private String cost = "1";
 
+    /** What a request this rule denies is answered with, over ratelimit.denied-response. */
+    private final Denied deniedResponse = new Denied();
+
     public String getName() {
       return name;
     }
@@ -600,6 +676,10 @@ public class RateLimitProperties {
 
     public void setCost(String cost) {
       this.cost = cost;
+    }
+
+    public Denied getDeniedResponse() {
+      return deniedResponse;
     }
   }
 }

@@ -2,6 +2,7 @@ package dev.ratelimit.spring;
 
 import dev.ratelimit.Policy;
 import dev.ratelimit.annotation.RateLimited;
+import dev.ratelimit.servlet.PolicyNames;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
@@ -295,6 +296,8 @@ final class RateLimitedMethods {
     }
     String name = !a.name().isEmpty() ? a.name() : derivedName(method, index, where);
     try {
+      PolicyNames.requireFitsHeader(name, a.name().isEmpty() ? "derived; set name = \"...\""
+          : "name = \"" + name + "\"");
       Policy policy = Policy.of(a.limit(), Policy.parseWindow(a.window()), a.algorithm()).withName(name);
       return a.burst() > 0 ? policy.withBurst(a.burst()) : policy;
     } catch (IllegalArgumentException e) {

@@ -47,10 +47,11 @@ final class ServletCallRequest implements CallRequest {
 
   /**
    * Writes the headers when the method is the controller method Spring MVC dispatched the request
-   * to. Another bean's method called while serving the request (an outbound client, a service)
-   * writes none: its limit is not the caller's, and its headers would replace those of the limit the
-   * request is under. Without Spring MVC's handler (a plain servlet), a {@code REJECT} call writes
-   * them and a {@code WAIT} call does not.
+   * to, together with those a filter rule wrote for the request. Another bean's method called
+   * while serving the request (an outbound client, a service) writes none: its limit is not the
+   * caller's, and its headers would tell the client of a limit it is not under. Without Spring
+   * MVC's handler (a plain servlet), a {@code REJECT} call writes them and a {@code WAIT} call does
+   * not.
    */
   @Override
   public void writeHeaders(Object request, Method method, Method specific, RateLimited.Mode mode,
@@ -61,7 +62,8 @@ final class ServletCallRequest implements CallRequest {
     if (RequestContextHolder.getRequestAttributes() instanceof ServletRequestAttributes servlet) {
       HttpServletResponse response = servlet.getResponse();
       if (response != null && !response.isCommitted()) {
-        RateLimitResponses.writeHeaders(response, decision.decisions(), headers);
+        // with the filter's: a request both limit check lists both, never only the last writer's
+        RateLimitResponses.writeHeaders(servletRequest, response, decision.decisions(), headers);
       }
     }
   }

@@ -92,6 +92,35 @@ class RateLimitAutoConfigurationTest {
     runner.withPropertyValues("ratelimit.policies.api.window=1m")
         .run(context -> assertThat(context).hasFailed().getFailure()
             .hasStackTraceContaining("ratelimit.policies.api.limit is required"));
+    runner.withPropertyValues("ratelimit.policies[café].limit=5", "ratelimit.policies[café].window=1m")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("policy name 'café' (ratelimit.policies.café)")
+            .hasStackTraceContaining("printable ASCII"));
+  }
+
+  @Test
+  void aBadDeniedResponseFailsStartUpNamingTheProperty() {
+    var web = new org.springframework.boot.test.context.runner.WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class))
+        .withPropertyValues("ratelimit.policies.api.limit=10", "ratelimit.policies.api.window=1m");
+    web.withPropertyValues("ratelimit.denied-response.status=302").run(context -> assertThat(context).hasFailed()
+        .getFailure().hasStackTraceContaining("ratelimit.denied-response.status: status 302 is not a 4xx or 5xx"));
+    web.withPropertyValues("ratelimit.denied-response.content-type=application/json",
+        "ratelimit.denied-response.body={\"p\":\"{{polcy}}\"}").run(context -> assertThat(context).hasFailed()
+        .getFailure().hasStackTraceContaining("ratelimit.denied-response.body: unknown placeholder '{{polcy}}'"));
+    web.withPropertyValues("ratelimit.denied-response.body=slow down").run(context -> assertThat(context)
+        .hasFailed().getFailure()
+        .hasStackTraceContaining("ratelimit.denied-response.content-type: a body needs a content type"));
+    web.withPropertyValues("ratelimit.denied-response.headers[Retry-After]=1").run(context -> assertThat(context)
+        .hasFailed().getFailure().hasStackTraceContaining(
+            "ratelimit.denied-response.headers.Retry-After: header 'Retry-After' is written by the limiter itself"));
+    web.withPropertyValues("ratelimit.filter.rules[0].name=r", "ratelimit.filter.rules[0].paths=/api/**",
+        "ratelimit.filter.rules[0].policies=api", "ratelimit.filter.rules[0].denied-response.status=200")
+        .run(context -> assertThat(context).hasFailed().getFailure().hasStackTraceContaining(
+            "ratelimit.filter.rules[0].denied-response.status: status 200 is not a 4xx or 5xx status"));
+    web.withPropertyValues("ratelimit.denied-response.status=503").run(context -> assertThat(context)
+        .hasNotFailed().getBean(dev.ratelimit.servlet.DeniedResponse.class)
+        .extracting(dev.ratelimit.servlet.DeniedResponse::status).isEqualTo(503));
   }
 
   @Test
@@ -343,13 +372,14 @@ class RateLimitAutoConfigurationTest {
   @org.junit.jupiter.params.ParameterizedTest
   @org.junit.jupiter.params.provider.ValueSource(classes = {MisspeltVariableService.class,
       DifferentCostsService.class, ImpossibleCostService.class, NegativeCostService.class,
-      MisspeltClassKeyService.class})
+      MisspeltClassKeyService.class, NonAsciiNameService.class})
   void aMistakeEveryCallWouldHitFailsStartUpNamingTheMethod(Class<?> service) {
     String[] expected = switch (service.getSimpleName()) {
       case "MisspeltVariableService" -> new String[] {"reads #usrId", "#userId (the parameters)"};
       case "DifferentCostsService" -> new String[] {"'2' and '1'", "the same cost expression"};
       case "NegativeCostService" -> new String[] {"cost -1", "capacity 5"};
       case "MisspeltClassKeyService" -> new String[] {"reads #tenat", "#p0/#a0"};
+      case "NonAsciiNameService" -> new String[] {"policy name 'café' (name = \"café\")", "such as 'cafe'"};
       default -> new String[] {"cost 10", "capacity 5"};
     };
     runner.withBean(service).run(context -> assertThat(context).hasFailed().getFailure()
@@ -466,6 +496,14 @@ class RateLimitAutoConfigurationTest {
   /** Would deny (or fail) every call: 10 never fits in 5. */
   static class ImpossibleCostService {
     @RateLimited(key = "#user", limit = 5, window = "1s", cost = "10")
+    public String call(String user) {
+      return user;
+    }
+  }
+
+  /** The limit headers could not name its policy: an sf-string is printable ASCII. */
+  static class NonAsciiNameService {
+    @RateLimited(key = "#user", limit = 5, window = "1s", name = "café")
     public String call(String user) {
       return user;
     }

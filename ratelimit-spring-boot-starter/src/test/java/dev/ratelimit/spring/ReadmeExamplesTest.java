@@ -48,7 +48,7 @@ class ReadmeExamplesTest {
   static class PageYaml implements ApplicationContextInitializer<ConfigurableApplicationContext> {
     @Override
     public void initialize(ConfigurableApplicationContext context) {
-      String yaml = DocPage.read(PAGE).block("yaml", "ratelimit:");
+      String yaml = DocPage.read(PAGE).block("yaml", "backend: auto");
       try {
         new YamlPropertySourceLoader().load(PAGE, new ByteArrayResource(yaml.getBytes(StandardCharsets.UTF_8)))
             .forEach(context.getEnvironment().getPropertySources()::addLast);
