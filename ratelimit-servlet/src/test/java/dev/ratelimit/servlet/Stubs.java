@@ -36,7 +36,6 @@ final class Stubs {
     for (int i = 0; i < headers.length; i += 2) {
       byName.computeIfAbsent(headers[i].toLowerCase(Locale.ROOT), k -> new ArrayList<>()).add(headers[i + 1]);
     }
-    Map<String, Object> attributes = new LinkedHashMap<>();
     return (HttpServletRequest) Proxy.newProxyInstance(Stubs.class.getClassLoader(),
         new Class<?>[] {HttpServletRequest.class}, (proxy, method, args) -> {
           switch (method.getName()) {
@@ -52,11 +51,6 @@ final class Stubs {
               return remoteAddr;
             case "getMethod":
               return "GET";
-            case "getAttribute":
-              return attributes.get((String) args[0]);
-            case "setAttribute":
-              attributes.put((String) args[0], args[1]);
-              return null;
             case "getHeaders":
               return Collections.enumeration(byName.getOrDefault(((String) args[0]).toLowerCase(Locale.ROOT), List.of()));
             case "getHeader": {
