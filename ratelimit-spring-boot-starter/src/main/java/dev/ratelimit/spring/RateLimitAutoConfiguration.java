@@ -27,6 +27,8 @@ import org.springframework.util.ClassUtils;
 import org.springframework.core.env.Environment;
 import org.springframework.context.annotation.EnableAspectJAutoProxy;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Role;
+import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
@@ -162,8 +164,14 @@ public class RateLimitAutoConfiguration {
           web.getIfAvailable(() -> CallRequest.NONE), new KeyPolicy(properties.getMissingKey()), denials.getIfAvailable());
     }
 
-    /** Applies the aspect where {@link RateLimitedMethods} finds limits, in the aspect's order. */
+    /**
+     * Applies the aspect where {@link RateLimitedMethods} finds limits, in the aspect's order.
+     * Infrastructure, as Spring's own advisors are: the proxy creator makes it while bean post
+     * processors are still being made (the validator above among them), so no post processor could
+     * apply to it, and Spring would warn of that on every start-up were it an application bean.
+     */
     @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean(name = "rateLimitAdvisor")
     static Advisor rateLimitAdvisor(ObjectProvider<RateLimitAspect> aspect, Environment environment) {
       // the order is read from the environment: a static bean method runs before properties are bound
