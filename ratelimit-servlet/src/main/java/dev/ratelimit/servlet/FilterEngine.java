@@ -4,6 +4,7 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Require;
+import dev.ratelimit.internal.LogThrottle;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -38,6 +39,7 @@ final class FilterEngine {
   /** A decimal number as text (a query parameter, say), without exponent. */
   private static final Pattern DECIMAL = Pattern.compile("\\s*[+-]?\\d{1,40}(\\.\\d{1,40})?\\s*");
   private static final AtomicLong INSTANCES = new AtomicLong();
+  private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
 
   private final RateLimiter limiter;
   private final List<Matching.CompiledRule> rules;
@@ -194,7 +196,7 @@ final class FilterEngine {
       allowed = decision.allowed();
     }
     if (!RateLimitResponses.hasLimitHeaders(checked)) {
-      log.warn("degraded", "the rate limiter's backend failed; its failure mode decided "
+      log.warn(LOG, "degraded", "the rate limiter's backend failed; its failure mode decided "
           + (allowed ? "to allow" : "to deny") + " and no limit headers are sent");
     }
     if (allowed) {
@@ -209,16 +211,17 @@ final class FilterEngine {
 
   /** A local peer's forwarding headers were ignored: it is likely a proxy that is not declared trusted. */
   private void forwardingIgnored(String peer) {
-    if (!log.tryAcquire("forwarding-ignored")) {
+    long suppressed = log.tryAcquire("forwarding-ignored");
+    if (suppressed < 0) {
       return; // the line is built once a minute at most, not on every such request
     }
-    log.log("requests from " + peer + " carry X-Forwarded-For or Forwarded, but " + peer + " is not a"
+    LOG.log(System.Logger.Level.WARNING, "requests from " + peer + " carry X-Forwarded-For or Forwarded, but " + peer + " is not a"
         + " trusted proxy, so #clientIp is " + peer + " for them. If it is a proxy in front of the"
         + " application (a load balancer, ingress or reverse proxy), add its address or network to the"
         + " trusted proxies (ratelimit.trusted-proxies, RateLimitFilter.Builder#trustedProxies), or every"
         + " client behind it shares its keys; if the server already took the client's address from these"
         + " headers (Tomcat's RemoteIpValve, server.forward-headers-strategy=native), " + peer + " is a"
-        + " client and this can be ignored");
+        + " client and this can be ignored" + log.note(suppressed));
   }
 
   /** The evaluated key, or null when it is null, blank or its evaluation failed. */
@@ -227,7 +230,7 @@ final class FilterEngine {
     try {
       value = rule.key.getValue(context);
     } catch (RuntimeException e) {
-      log.warn(rule.rule.name() + ":key-error", "rule '" + rule.rule.name() + "': key expression '"
+      log.warn(LOG, rule.rule.name() + ":key-error", "rule '" + rule.rule.name() + "': key expression '"
           + rule.rule.key() + "' failed (" + LogThrottle.sanitize(e.getMessage()) + "); " + missingKeyAction(rule));
       return null;
     }
@@ -236,7 +239,7 @@ final class FilterEngine {
       // an array (#request.cookies) or a principal prints differently on every request, or holds
       // more than who is asking: as a key it would give each request a bucket of its own (a map,
       // #pathVariables, or a list prints its contents: a key like any other)
-      log.warn(rule.rule.name() + ":key-type", "rule '" + rule.rule.name() + "': key expression '"
+      log.warn(LOG, rule.rule.name() + ":key-type", "rule '" + rule.rule.name() + "': key expression '"
           + rule.rule.key() + "' gave a " + value.getClass().getName() + ", not a text, a number, a map or a list (read"
           + " one of its values, such as #request.cookies[0].value or #request.userPrincipal.name); "
           + missingKeyAction(rule));
@@ -244,7 +247,7 @@ final class FilterEngine {
     }
     String key = value == null ? null : value.toString();
     if (key == null || key.isBlank()) {
-      log.warn(rule.rule.name() + ":key-missing", "rule '" + rule.rule.name() + "': key expression '"
+      log.warn(LOG, rule.rule.name() + ":key-missing", "rule '" + rule.rule.name() + "': key expression '"
           + rule.rule.key() + "' gave " + (key == null ? "null" : "a blank key") + "; " + missingKeyAction(rule));
       return null;
     }
@@ -286,7 +289,7 @@ final class FilterEngine {
   }
 
   private long badCost(Matching.CompiledRule rule, String what, long charged) {
-    log.warn(rule.rule.name() + ":cost", "rule '" + rule.rule.name() + "': cost expression '" + rule.rule.cost()
+    log.warn(LOG, rule.rule.name() + ":cost", "rule '" + rule.rule.name() + "': cost expression '" + rule.rule.cost()
         + "' " + what + "; the request was charged " + charged);
     return charged;
   }

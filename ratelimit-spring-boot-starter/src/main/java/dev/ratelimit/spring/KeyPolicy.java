@@ -1,5 +1,6 @@
 package dev.ratelimit.spring;
 
+import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.spring.RateLimitProperties.MissingKeyAction;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -14,7 +15,7 @@ final class KeyPolicy {
   private static final Logger LOG = Logger.getLogger(KeyPolicy.class.getName());
 
   private final MissingKeyAction action;
-  private final OncePerMinute throttle = new OncePerMinute();
+  private final LogThrottle throttle = LogThrottle.perMinute();
 
   KeyPolicy(MissingKeyAction action) {
     this.action = action;
@@ -30,10 +31,12 @@ final class KeyPolicy {
    * or throws when configured to reject.
    */
   String onMissing(String where, String expression, String what) {
-    if (throttle.tryAcquire(where)) {
-      LOG.log(Level.WARNING, "rate-limit key expression ''{0}'' of {1} {2}; {3} (logged at most once a minute)",
+    long suppressed = throttle.tryAcquire(where);
+    if (suppressed >= 0) {
+      LOG.log(Level.WARNING, "rate-limit key expression ''{0}'' of {1} {2}; {3}{4}",
           new Object[] {expression, where, what,
-              action == MissingKeyAction.REJECT ? "rejected" : "limited under the shared missing-key bucket"});
+              action == MissingKeyAction.REJECT ? "rejected" : "limited under the shared missing-key bucket",
+              throttle.note(suppressed)});
     }
     if (action == MissingKeyAction.REJECT) {
       throw new MissingRateLimitKeyException(where, expression);
