@@ -236,7 +236,7 @@ public final class RateLimitFilter implements Filter {
       return this;
     }
 
-    /** What a request whose key is null or blank gets; default {@link MissingKey#SHARED_BUCKET}. */
+    /** What a request whose key is missing gets; default {@link MissingKey#SHARED_BUCKET}. */
     public Builder missingKey(MissingKey missingKey) {
       this.missingKey = Objects.requireNonNull(missingKey, "missingKey");
       return this;
