@@ -29,7 +29,8 @@ import java.lang.annotation.Target;
  * ({@code #userId}; compile with {@code -parameters}) and as {@code #p0}/{@code #a0}, {@code #args},
  * {@code #method}, {@code #request}, {@code #clientIp} and {@code #clientNetwork} (an IPv6
  * client's {@code /64}, an IPv4 client's address) in a web request, {@code #principal},
- * and beans as {@code @beanName}. Type references, constructors and reflection are refused.
+ * and beans as {@code @beanName}. Type references, constructors, function calls, assignments and
+ * reflection are refused when the application starts, as filter rules' are.
  * Each policy has its own key namespace: two policies with the same key never share counters.
  *
  * <p>In a Spring MVC request, an allowed call writes the limit response headers only when the

@@ -6,6 +6,7 @@ import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.annotation.RateLimitExceededException;
 import dev.ratelimit.annotation.RateLimited;
+import dev.ratelimit.internal.expression.SandboxContext;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,7 +18,6 @@ import java.util.concurrent.TimeUnit;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;
-import org.springframework.expression.BeanResolver;
 
 /**
  * Applies {@link RateLimited}: evaluates keys and costs (parsed at start-up), checks all of a
@@ -28,16 +28,14 @@ import org.springframework.expression.BeanResolver;
 public class RateLimitAspect implements MethodInterceptor {
   private final RateLimiter limiter;
   private final RateLimitedMethods methods;
-  private final BeanResolver beans;
   private final CallRequest web; // no servlet type here: the aspect also runs without the servlet API
   private final KeyPolicy missingKeys;
   private final DenialLog denials; // null unless ratelimit.log-denials=true
 
-  RateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, BeanResolver beans, CallRequest web,
-      KeyPolicy missingKeys, DenialLog denials) {
+  RateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, CallRequest web, KeyPolicy missingKeys,
+      DenialLog denials) {
     this.limiter = limiter;
     this.methods = methods;
-    this.beans = beans;
     this.web = web;
     this.missingKeys = missingKeys;
     this.denials = denials;
@@ -58,7 +56,7 @@ public class RateLimitAspect implements MethodInterceptor {
       return call.proceed();
     }
     Map<String, List<Policy>> byKey = new LinkedHashMap<>();
-    SandboxedEvaluationContext context = variables(limited, call.getArguments());
+    SandboxContext context = variables(limited, call.getArguments());
     Object request = web.bind(context); // after the arguments: #request and the others win over a parameter's name
     long cost = evaluate(limited, context, byKey);
     long deadline = System.nanoTime() + limited.maxWait().toNanos();
@@ -86,8 +84,8 @@ public class RateLimitAspect implements MethodInterceptor {
   }
 
   /** A context holding the call's arguments, by name and position, and {@code #method}. */
-  private SandboxedEvaluationContext variables(RateLimitedMethod limited, Object[] args) {
-    SandboxedEvaluationContext context = new SandboxedEvaluationContext(beans);
+  private SandboxContext variables(RateLimitedMethod limited, Object[] args) {
+    SandboxContext context = methods.sandbox().context();
     String[] names = limited.parameterNames();
     for (int i = 0; i < args.length; i++) {
       if (i < names.length) {
@@ -102,7 +100,7 @@ public class RateLimitAspect implements MethodInterceptor {
   }
 
   /** Fills {@code byKey} with each evaluated key's policies; returns the cost. */
-  private long evaluate(RateLimitedMethod limited, SandboxedEvaluationContext context, Map<String, List<Policy>> byKey) {
+  private long evaluate(RateLimitedMethod limited, SandboxContext context, Map<String, List<Policy>> byKey) {
     long cost = 0;
     for (RateLimitedMethod.Limit limit : limited.limits()) {
       Object value = limit.key() == null ? limited.describe() : limit.key().getValue(context);
@@ -167,7 +165,7 @@ public class RateLimitAspect implements MethodInterceptor {
     return delay;
   }
 
-  private static long cost(RateLimitedMethod.Limit limit, SandboxedEvaluationContext context, RateLimitedMethod m) {
+  private static long cost(RateLimitedMethod.Limit limit, SandboxContext context, RateLimitedMethod m) {
     Object value = limit.cost().getValue(context);
     if (!(value instanceof Number n) || n.longValue() < 1 || n.longValue() != n.doubleValue()) {
       throw new IllegalStateException("@RateLimited on " + m.describe() + ": cost expression '"

@@ -2,6 +2,7 @@ package dev.ratelimit.spring;
 
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.internal.expression.Sandbox;
 import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.servlet.ClientIp;
 import dev.ratelimit.servlet.HeaderOptions;
@@ -14,6 +15,7 @@ import java.time.InstantSource;
 import org.springframework.aop.Advisor;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -147,8 +149,10 @@ public class RateLimitAutoConfiguration {
   static class AspectConfiguration {
     @Bean
     @ConditionalOnMissingBean
-    RateLimitedMethods rateLimitedMethods(PolicyRegistry policies) {
-      return new RateLimitedMethods(policies);
+    RateLimitedMethods rateLimitedMethods(PolicyRegistry policies, BeanFactory beans) {
+      // the annotation's sandbox: data objects' getters and methods, and the application's beans
+      return new RateLimitedMethods(policies, Sandbox.builder().dataObjects()
+          .beans(new BeanFactoryResolver(beans), beans::containsBean).build());
     }
 
     @Bean
@@ -158,10 +162,10 @@ public class RateLimitAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    RateLimitAspect rateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, BeanFactory beans,
-        ObjectProvider<CallRequest> web, RateLimitProperties properties, ObjectProvider<DenialLog> denials) {
-      return new RateLimitAspect(limiter, methods, SandboxedEvaluationContext.beansOf(beans),
-          web.getIfAvailable(() -> CallRequest.NONE), new KeyPolicy(properties.getMissingKey()), denials.getIfAvailable());
+    RateLimitAspect rateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, ObjectProvider<CallRequest> web,
+        RateLimitProperties properties, ObjectProvider<DenialLog> denials) {
+      return new RateLimitAspect(limiter, methods, web.getIfAvailable(() -> CallRequest.NONE),
+          new KeyPolicy(properties.getMissingKey()), denials.getIfAvailable());
     }
 
     /**
