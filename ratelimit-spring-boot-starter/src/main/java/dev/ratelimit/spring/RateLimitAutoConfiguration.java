@@ -2,6 +2,7 @@ package dev.ratelimit.spring;
 
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.internal.expression.Pipeline;
 import dev.ratelimit.internal.expression.Sandbox;
 import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.servlet.ClientIp;
@@ -149,10 +150,18 @@ public class RateLimitAutoConfiguration {
   static class AspectConfiguration {
     @Bean
     @ConditionalOnMissingBean
-    RateLimitedMethods rateLimitedMethods(PolicyRegistry policies, BeanFactory beans) {
+    RateLimitedMethods rateLimitedMethods(PolicyRegistry policies, BeanFactory beans, RateLimitProperties properties) {
       // the annotation's sandbox: data objects' getters and methods, and the application's beans
-      return new RateLimitedMethods(policies, Sandbox.builder().dataObjects()
-          .beans(new BeanFactoryResolver(beans), beans::containsBean).build());
+      Sandbox sandbox = Sandbox.builder().dataObjects().beans(new BeanFactoryResolver(beans), beans::containsBean)
+          .build();
+      // a method may throw: a failing expression or a bad cost fails the call, naming the method
+      return new RateLimitedMethods(policies, Pipeline.builder(sandbox, System.getLogger(RateLimitAspect.class.getName()))
+          .onError(Pipeline.OnError.THROW)
+          .missingKey(properties.getMissingKey() == RateLimitProperties.MissingKeyAction.REJECT
+              ? Pipeline.MissingKey.REJECT : Pipeline.MissingKey.SHARED_BUCKET)
+          .subject("call")
+          .rejection("refused with MissingRateLimitKeyException")
+          .build());
     }
 
     @Bean
@@ -163,9 +172,8 @@ public class RateLimitAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     RateLimitAspect rateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, ObjectProvider<CallRequest> web,
-        RateLimitProperties properties, ObjectProvider<DenialLog> denials) {
-      return new RateLimitAspect(limiter, methods, web.getIfAvailable(() -> CallRequest.NONE),
-          new KeyPolicy(properties.getMissingKey()), denials.getIfAvailable());
+        ObjectProvider<DenialLog> denials) {
+      return new RateLimitAspect(limiter, methods, web.getIfAvailable(() -> CallRequest.NONE), denials.getIfAvailable());
     }
 
     /**

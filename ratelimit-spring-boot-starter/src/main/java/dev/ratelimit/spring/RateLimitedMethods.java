@@ -2,7 +2,8 @@ package dev.ratelimit.spring;
 
 import dev.ratelimit.Policy;
 import dev.ratelimit.annotation.RateLimited;
-import dev.ratelimit.internal.expression.Sandbox;
+import dev.ratelimit.internal.expression.Pipeline;
+import dev.ratelimit.internal.expression.Values;
 import dev.ratelimit.internal.expression.Variables;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -18,7 +19,6 @@ import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.MergedAnnotations;
-import org.springframework.expression.Expression;
 import org.springframework.util.ReflectionUtils;
 
 /**
@@ -30,25 +30,26 @@ final class RateLimitedMethods {
   private static final Object NONE = new Object();
 
   private final PolicyRegistry policies;
-  private final Sandbox sandbox;
+  private final Pipeline pipeline;
   private final ParameterNameDiscoverer names = new DefaultParameterNameDiscoverer();
   private final Map<Method, Object> cache = new ConcurrentHashMap<>();
   /** Derived inline policy names, and the method each belongs to. */
   private final Map<String, String> derivedNames = new ConcurrentHashMap<>();
 
   /**
-   * Parses in {@code sandbox}: the annotation's, which reads data objects (getters, maps, instance
-   * methods) and the application's beans; what it would refuse on every call fails start-up.
+   * Parses in {@code pipeline}'s sandbox: the annotation's, which reads data objects (getters,
+   * maps, instance methods) and the application's beans; what it would refuse on every call fails
+   * start-up.
    */
-  RateLimitedMethods(PolicyRegistry policies, Sandbox sandbox) {
+  RateLimitedMethods(PolicyRegistry policies, Pipeline pipeline) {
     this.policies = policies;
-    this.sandbox = sandbox;
+    this.pipeline = pipeline;
     policies.beforeUpdate(this::requirePossibleCosts);
   }
 
-  /** The sandbox the expressions are parsed in, and evaluated in at every call. */
-  Sandbox sandbox() {
-    return sandbox;
+  /** The pipeline the expressions are parsed in, and evaluated in at every call. */
+  Pipeline pipeline() {
+    return pipeline;
   }
 
   /**
@@ -61,8 +62,8 @@ final class RateLimitedMethods {
         continue;
       }
       for (RateLimitedMethod.Limit limit : method.limits()) {
-        long cost = name.equals(limit.configured()) ? constantCost(limit.cost()) : 0;
-        if (cost > next.capacity()) {
+        Long cost = name.equals(limit.configured()) ? limit.cost().constant() : null;
+        if (cost != null && cost > next.capacity()) {
           throw new IllegalArgumentException("policy '" + name + "' with capacity " + next.capacity()
               + " would refuse every call of " + method.describe() + ", whose cost is " + cost
               + "; keep the capacity at " + cost + " or more");
@@ -149,22 +150,32 @@ final class RateLimitedMethods {
         throw new IllegalStateException("@RateLimited on " + where + " uses policy '" + policy.name()
             + "' twice; give each annotation its own policy");
       }
-      Expression key = a.key().isBlank() ? null : parse(a.key(), "key", where, keyVariables);
-      Expression cost = parse(a.cost(), "cost", where, costVariables);
+      Pipeline.Key key = null;
+      Pipeline.Cost cost;
+      try {
+        if (!a.key().isBlank()) {
+          key = pipeline.key(a.key(), "@RateLimited on " + where, keyVariables, "");
+          requireKeyType(key, method, parameterNames, where);
+        }
+        cost = pipeline.cost(a.cost(), "@RateLimited on " + where, costVariables);
+        cost.requirePossible(policy.capacity(), "policy '" + policy.name() + "'");
+      } catch (IllegalArgumentException e) {
+        throw new IllegalStateException(e.getMessage(), e);
+      }
       String configured = a.policy().isEmpty() ? null : a.policy();
-      limits.add(new RateLimitedMethod.Limit(policy, configured, key, a.key(), cost, a.cost()));
+      limits.add(new RateLimitedMethod.Limit(policy, configured, key, cost));
       wait &= a.mode() == RateLimited.Mode.WAIT;
       Duration w = window(a.maxWait(), "maxWait", where);
       maxWait = maxWait == null || w.compareTo(maxWait) < 0 ? w : maxWait;
       index++;
     }
     for (RateLimitedMethod.Limit limit : limits) {
-      if (!limit.costSource().equals(limits.get(0).costSource())) {
+      String first = limits.get(0).cost().text();
+      if (!limit.cost().text().equals(first)) {
         throw new IllegalStateException("@RateLimited on " + where + ": every annotation of a method charges"
-            + " the call one cost, but they give '" + limits.get(0).costSource() + "' and '" + limit.costSource()
+            + " the call one cost, but they give '" + first + "' and '" + limit.cost().text()
             + "'; give them all the same cost expression");
       }
-      requirePossibleCost(limit, where);
     }
     return new RateLimitedMethod(method, parameterNames, List.copyOf(limits),
         wait ? RateLimited.Mode.WAIT : RateLimited.Mode.REJECT, maxWait);
@@ -206,37 +217,32 @@ final class RateLimitedMethods {
   }
 
   /**
-   * The value of a constant cost expression ({@code 10}, {@code -1}, {@code 2 * 3}: no variable,
-   * property, call or reference); 0 when it is not constant or fails (a call would fail the same
-   * way, naming it); -1 when it is constant but not a whole number.
+   * Refuses a key that is a parameter ({@code #user}, {@code #p0}) of a type whose values are never
+   * keys (an array, a class of the application's, see {@link Values}): every call would share the
+   * missing-key bucket. An interface, {@code Object} or a number may hold a key, and passes.
    */
-  private long constantCost(Expression cost) {
-    if (!Sandbox.isConstant(cost)) {
-      return 0;
+  private static void requireKeyType(Pipeline.Key key, Method method, String[] parameterNames, String where) {
+    String text = key.text().strip();
+    if (!text.startsWith("#")) {
+      return;
     }
-    Object value;
-    try {
-      value = cost.getValue(sandbox.context());
-    } catch (RuntimeException e) { // EvaluationException, or an ArithmeticException of 1/0
-      return 0;
+    String name = text.substring(1);
+    if (!name.matches("[A-Za-z_$][\\w$]*")) {
+      return; // more than a variable: what it gives is known when it runs
     }
-    if (!(value instanceof Number n) || n.longValue() != n.doubleValue()) {
-      return -1;
+    int index = List.of(parameterNames).indexOf(name);
+    if (index < 0 && name.length() > 1 && name.length() < 6 && (name.charAt(0) == 'p' || name.charAt(0) == 'a')
+        && name.substring(1).chars().allMatch(Character::isDigit)) {
+      index = Integer.parseInt(name.substring(1));
     }
-    return n.longValue() == 0 ? -1 : n.longValue();
-  }
-
-  /**
-   * Refuses a constant cost ({@code 10}, {@code -1}, {@code 2 * 3}: no variable, property, call or
-   * reference) below 1 or above the policy's capacity: no call could pass.
-   */
-  private void requirePossibleCost(RateLimitedMethod.Limit limit, String where) {
-    long cost = constantCost(limit.cost());
-    long capacity = limit.policy().capacity();
-    if (cost != 0 && (cost < 1 || cost > capacity)) {
-      throw new IllegalStateException("@RateLimited on " + where + ": cost " + limit.costSource()
-          + " must be a whole number from 1 to the capacity " + capacity + " of policy '" + limit.policy().name()
-          + "': no call could pass");
+    if (index < 0 || index >= method.getParameterCount()) {
+      return;
+    }
+    Class<?> type = method.getParameterTypes()[index];
+    if (!Values.mayBeKey(type)) {
+      throw new IllegalArgumentException("@RateLimited on " + where + ": key expression '" + key.text() + "' gives a "
+          + type.getTypeName() + ", which is never a key: a key is a text, a number, a boolean, a character, an"
+          + " enum, a UUID, or a collection or map of them; read one of its values (such as #user.id)");
     }
   }
 
@@ -287,15 +293,6 @@ final class RateLimitedMethods {
           + "', which " + before + " derives too: they would share counters; give one a name (name = \"...\")");
     }
     return name;
-  }
-
-  /** Parses an attribute's expression in the sandbox, refusing at start-up what it would refuse at every call. */
-  private Expression parse(String source, String attribute, String where, Variables variables) {
-    try {
-      return sandbox.parse(source, "@RateLimited on " + where + ": " + attribute, variables);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
   }
 
   private static Duration window(String text, String attribute, String where) {

@@ -343,13 +343,15 @@ class RateLimitAutoConfigurationTest {
   @org.junit.jupiter.params.ParameterizedTest
   @org.junit.jupiter.params.provider.ValueSource(classes = {MisspeltVariableService.class,
       DifferentCostsService.class, ImpossibleCostService.class, NegativeCostService.class,
-      MisspeltClassKeyService.class})
+      MisspeltClassKeyService.class, ObjectKeyService.class})
   void aMistakeEveryCallWouldHitFailsStartUpNamingTheMethod(Class<?> service) {
     String[] expected = switch (service.getSimpleName()) {
       case "MisspeltVariableService" -> new String[] {"reads #usrId", "#userId (the parameters)"};
       case "DifferentCostsService" -> new String[] {"'2' and '1'", "the same cost expression"};
       case "NegativeCostService" -> new String[] {"cost -1", "capacity 5"};
       case "MisspeltClassKeyService" -> new String[] {"reads #tenat", "#p0/#a0"};
+      case "ObjectKeyService" -> new String[] {"gives a " + Account.class.getTypeName() + ", which is never a key",
+          "such as #user.id"};
       default -> new String[] {"cost 10", "capacity 5"};
     };
     runner.withBean(service).run(context -> assertThat(context).hasFailed().getFailure()
@@ -364,6 +366,16 @@ class RateLimitAutoConfigurationTest {
       return userId;
     }
   }
+
+  /** An object of the application's: never a key, every call would share the missing-key bucket. */
+  static class ObjectKeyService {
+    @RateLimited(key = "#account", limit = 1, window = "1s")
+    public String call(Account account) {
+      return account.id();
+    }
+  }
+
+  record Account(String id) {}
 
   /** Would fail every call: one call has one cost. */
   static class DifferentCostsService {

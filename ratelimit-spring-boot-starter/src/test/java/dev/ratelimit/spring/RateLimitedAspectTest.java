@@ -153,6 +153,26 @@ class RateLimitedAspectTest {
       return "ok";
     }
 
+    @RateLimited(key = "#day", limit = 1, window = "1m", name = "days")
+    public String byDay(java.time.DayOfWeek day) {
+      return "ok";
+    }
+
+    @RateLimited(key = "#id", limit = 1, window = "1m", name = "ids")
+    public String byId(java.util.UUID id) {
+      return "ok";
+    }
+
+    @RateLimited(key = "#user", limit = 5, window = "1m", name = "weighted", cost = "#weight")
+    public String weighted(String user, double weight) {
+      return "ok";
+    }
+
+    @RateLimited(key = "#user.name", limit = 5, window = "1m", name = "failing")
+    public String failing(Account user) {
+      return "ok";
+    }
+
     @RateLimited(key = "#symbol", limit = 1, window = "1m", name = "quotes")
     @Cacheable("quotes")
     public String quote(String symbol) {
@@ -170,6 +190,9 @@ class RateLimitedAspectTest {
       return "ok";
     }
   }
+
+  /** A data object of the application's. */
+  public record Account(String name) {}
 
   @RateLimited(key = "'class'", limit = 2, window = "1m", name = "class-level")
   public static class ClassLevel {
@@ -308,15 +331,59 @@ class RateLimitedAspectTest {
   }
 
   @Test
-  void aKeyWhoseTextIsItsIdentityIsAMissingKeyNotABucketPerCall() {
+  void aValueThatIsNoKeyIsAMissingKeyNotABucketPerCall() {
     runner.run(context -> {
       Orders orders = context.getBean(Orders.class);
       assertThat(orders.byObject(new Object())).isEqualTo("ok");
       assertThatThrownBy(() -> orders.byObject(new Object())).as("the shared missing-key bucket, not a new one")
           .isInstanceOf(RateLimitExceededException.class);
       assertThatThrownBy(() -> orders.byObject(new String[] {"u"})).isInstanceOf(RateLimitExceededException.class);
-      assertThat(orders.byObject(java.util.List.of("u"))).as("a text of its own is a key").isEqualTo("ok");
+      assertThatThrownBy(() -> orders.byObject(new Account("ann"))).as("a record's text is not used either")
+          .isInstanceOf(RateLimitExceededException.class);
+      assertThat(orders.byObject(java.util.List.of("u"))).as("a list of keys is a key").isEqualTo("ok");
       assertThat(orders.byObject(java.util.List.of("v"))).isEqualTo("ok");
+    });
+  }
+
+  @Test
+  void enumsAndUuidsAreKeysByTheirNamesAsInFilterRules() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      dev.ratelimit.RateLimiter limiter = context.getBean(dev.ratelimit.RateLimiter.class);
+      assertThat(orders.byDay(java.time.DayOfWeek.MONDAY)).isEqualTo("ok");
+      assertThatThrownBy(() -> orders.byDay(java.time.DayOfWeek.MONDAY)).isInstanceOf(RateLimitExceededException.class);
+      assertThat(orders.byDay(java.time.DayOfWeek.TUESDAY)).isEqualTo("ok");
+      dev.ratelimit.Policy days = dev.ratelimit.Policy.of(1, Duration.ofMinutes(1)).withName("days");
+      assertThat(limiter.inspect("MONDAY", days).remaining()).isZero();
+      java.util.UUID id = java.util.UUID.fromString("0F8FAD5B-D9CB-469F-A165-70867728950E");
+      assertThat(orders.byId(id)).isEqualTo("ok");
+      assertThat(limiter.inspect("0f8fad5b-d9cb-469f-a165-70867728950e",
+          dev.ratelimit.Policy.of(1, Duration.ofMinutes(1)).withName("ids")).remaining()).isZero();
+    });
+  }
+
+  @Test
+  void aCostIsRoundedUpAndOneNoCallCanBeChargedThrowsNamingTheMethod() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      assertThat(orders.weighted("u", 2.5)).as("charged 3").isEqualTo("ok");
+      assertThat(orders.weighted("u", 2)).isEqualTo("ok");
+      assertThatThrownBy(() -> orders.weighted("u", 1)).as("3 + 2 of 5 used").isInstanceOf(RateLimitExceededException.class);
+      assertThatThrownBy(() -> orders.weighted("v", 6)).isInstanceOf(IllegalStateException.class)
+          .hasMessage("@RateLimited on " + Orders.class.getName() + ".weighted: cost expression '#weight' gave 6.0,"
+              + " above 5, the most one call can be charged; a cost must be a number from 1 to 5");
+      assertThatThrownBy(() -> orders.weighted("v", 0)).hasMessageContaining("gave 0.0, below 1");
+    });
+  }
+
+  @Test
+  void aKeyExpressionThatFailsThrowsNamingTheMethod() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      assertThat(orders.failing(new Account("ann"))).isEqualTo("ok");
+      assertThatThrownBy(() -> orders.failing(null)).isInstanceOf(IllegalStateException.class)
+          .hasMessageStartingWith("@RateLimited on " + Orders.class.getName() + ".failing: key expression"
+              + " '#user.name' failed: ");
     });
   }
 

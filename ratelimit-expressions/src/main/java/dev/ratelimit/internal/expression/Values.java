@@ -5,6 +5,7 @@ import java.math.BigInteger;
 import java.math.RoundingMode;
 import java.util.Collection;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.regex.Pattern;
@@ -91,6 +92,34 @@ public final class Values {
         }
       }
       return true;
+    }
+    return false;
+  }
+
+  /** The types whose values (non-empty, for the last two) are keys. */
+  private static final List<Class<?>> KEY_TYPES = List.of(CharSequence.class, Number.class, Boolean.class,
+      Character.class, Enum.class, UUID.class, Collection.class, Map.class);
+
+  /**
+   * Whether a value declared as {@code type} (a method's parameter) may be a key: false for an
+   * array, and for a class (not an interface) that is neither a key type nor a supertype of one,
+   * such as a class of the application's; true for a primitive, {@code Object}, an interface (an
+   * enum may implement it), and the key types.
+   */
+  public static boolean mayBeKey(Class<?> type) {
+    if (type.isPrimitive()) {
+      return type != void.class;
+    }
+    if (type.isArray()) {
+      return false;
+    }
+    if (type.isInterface()) {
+      return true;
+    }
+    for (Class<?> key : KEY_TYPES) {
+      if (key.isAssignableFrom(type) || type.isAssignableFrom(key)) {
+        return true;
+      }
     }
     return false;
   }

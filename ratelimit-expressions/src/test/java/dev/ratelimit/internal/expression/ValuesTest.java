@@ -69,6 +69,18 @@ class ValuesTest {
   }
 
   @Test
+  void whatADeclaredTypeMayHold() {
+    for (Class<?> may : List.of(String.class, CharSequence.class, int.class, long.class, boolean.class, char.class,
+        Integer.class, Number.class, BigDecimal.class, DayOfWeek.class, Tier.class, UUID.class, List.class,
+        Map.class, Object.class, java.io.Serializable.class, Comparable.class, Runnable.class)) {
+      assertThat(Values.mayBeKey(may)).as(may.getName()).isTrue();
+    }
+    for (Class<?> never : List.of(User.class, String[].class, int[].class, Thread.class, java.time.Instant.class)) {
+      assertThat(Values.mayBeKey(never)).as(never.getName()).isFalse();
+    }
+  }
+
+  @Test
   void aCostIsANumberRoundedUp() {
     assertThat(Values.cost(3)).isEqualTo(3);
     assertThat(Values.cost(3L)).isEqualTo(3);
