@@ -80,11 +80,6 @@ public final class Pipeline {
     return sandbox;
   }
 
-  /** What a request or call without a key gets. */
-  public MissingKey missingKey() {
-    return missingKey;
-  }
-
   /**
    * Parses a key expression.
    *

@@ -84,7 +84,7 @@ public final class Sandbox {
   }
 
   /** Whether method calls are allowed. */
-  public boolean allowsMethodCalls() {
+  boolean allowsMethodCalls() {
     return !methodResolvers.isEmpty();
   }
 
@@ -138,7 +138,7 @@ public final class Sandbox {
    * Whether {@code expression} (parsed by a sandbox) gives the same value every time: no variable,
    * property, index, call or reference ({@code 10}, {@code 2 * 3}).
    */
-  public static boolean isConstant(Expression expression) {
+  static boolean isConstant(Expression expression) {
     return isConstant(((SpelExpression) expression).getAST());
   }
 

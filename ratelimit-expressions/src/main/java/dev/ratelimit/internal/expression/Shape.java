@@ -54,11 +54,6 @@ public final class Shape {
     return new Shape(Kind.OBJECT, Objects.requireNonNull(readable), null, Map.copyOf(properties));
   }
 
-  /** The names of an object's properties; empty for the other shapes. */
-  public java.util.Set<String> properties() {
-    return properties.keySet();
-  }
-
   boolean isAny() {
     return kind == Kind.ANY;
   }

@@ -38,7 +38,7 @@ public final class Values {
   private Values() {}
 
   /** The key {@code value} stands for, or null when it is none ({@link #whyNoKey} says why). */
-  public static String key(Object value) {
+  static String key(Object value) {
     if (value instanceof String s) {
       return s.isBlank() ? null : s; // the common case first
     }
@@ -50,7 +50,7 @@ public final class Values {
   }
 
   /** Why {@code value} is no key, for a log line: {@code gave null}, {@code gave a blank text}, .... */
-  public static String whyNoKey(Object value) {
+  static String whyNoKey(Object value) {
     if (value == null) {
       return "gave null";
     }
@@ -164,14 +164,14 @@ public final class Values {
   }
 
   /** What {@link #cost} gives for a value that is not a number. */
-  public static final long NOT_A_NUMBER = Long.MIN_VALUE;
+  static final long NOT_A_NUMBER = Long.MIN_VALUE;
 
   /**
    * The cost {@code value} asks for, rounded up to a whole number: 0 for a number of at most 0,
    * {@link Long#MAX_VALUE} for any larger than that, {@link #NOT_A_NUMBER} for what is not a number
    * (nor a decimal text), or not finite. The caller checks the range.
    */
-  public static long cost(Object value) {
+  static long cost(Object value) {
     if (value instanceof Integer i) {
       return Math.max(i, 0); // the common case first
     }

@@ -3,7 +3,6 @@ package dev.ratelimit.internal.expression;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
@@ -29,13 +28,8 @@ public final class Variables {
     return new Builder();
   }
 
-  /** The names, in order, without {@code this} and {@code root}. */
-  public Set<String> names() {
-    return shapes.keySet();
-  }
-
   /** Whether {@code name} may be read. */
-  public boolean contains(String name) {
+  boolean contains(String name) {
     return shapes.containsKey(name) || name.equals("this") || name.equals("root");
   }
 
