@@ -1,6 +1,7 @@
 package dev.ratelimit;
 
 import dev.ratelimit.RateLimitListener.Outcome;
+import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.spi.Backend;
 import dev.ratelimit.spi.Evaluation;

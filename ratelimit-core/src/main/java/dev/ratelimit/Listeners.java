@@ -1,5 +1,6 @@
 package dev.ratelimit;
 
+import dev.ratelimit.internal.LogThrottle;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

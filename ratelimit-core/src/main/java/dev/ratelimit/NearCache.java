@@ -3,6 +3,7 @@ package dev.ratelimit;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.memory.StateSnapshots;
 import dev.ratelimit.spi.Evaluation;
 import dev.ratelimit.spi.Keys;

@@ -29,7 +29,8 @@ import java.lang.annotation.Target;
  * ({@code #userId}; compile with {@code -parameters}) and as {@code #p0}/{@code #a0}, {@code #args},
  * {@code #method}, {@code #request}, {@code #clientIp} and {@code #clientNetwork} (an IPv6
  * client's {@code /64}, an IPv4 client's address) in a web request, {@code #principal},
- * and beans as {@code @beanName}. Type references, constructors and reflection are refused.
+ * and beans as {@code @beanName}. Type references, constructors, function calls, assignments and
+ * reflection are refused when the application starts, as filter rules' are.
  * Each policy has its own key namespace: two policies with the same key never share counters.
  *
  * <p>In a Spring MVC request, an allowed call writes the limit response headers only when the
@@ -42,7 +43,12 @@ import java.lang.annotation.Target;
 @Repeatable(RateLimited.List.class)
 public @interface RateLimited {
 
-  /** The key, in SpEL. Empty (the default) means one bucket for the whole method. */
+  /**
+   * The key, in SpEL. Empty (the default) means one bucket for the whole method. It must give a
+   * text, a number, a boolean, a character, an enum (its name), a UUID, or a collection or map of
+   * them, as a filter rule's key; null, blank or anything else (an object's {@code toString} is not
+   * used) is a missing key, which never bypasses the limit ({@code ratelimit.missing-key}).
+   */
   String key() default "";
 
   /** The name of a policy from configuration ({@code ratelimit.policies.NAME}); or use {@link #limit}. */
@@ -67,7 +73,11 @@ public @interface RateLimited {
    */
   String name() default "";
 
-  /** The cost of one call, in SpEL, evaluating to a whole number of at least 1. */
+  /**
+   * The cost of one call, in SpEL: a number from 1 to the smallest capacity of the method's
+   * policies, a fraction rounded up. A call whose cost is anything else, or whose key or cost
+   * expression fails, throws {@code IllegalStateException} naming the method and the expression.
+   */
   String cost() default "1";
 
   /** What happens when the limit is reached. */

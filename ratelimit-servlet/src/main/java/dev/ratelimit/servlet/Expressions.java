@@ -1,5 +1,11 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.internal.LogThrottle;
+import dev.ratelimit.internal.expression.Pipeline;
+import dev.ratelimit.internal.expression.Sandbox;
+import dev.ratelimit.internal.expression.SandboxContext;
+import dev.ratelimit.internal.expression.Shape;
+import dev.ratelimit.internal.expression.Variables;
 import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URLDecoder;
@@ -7,54 +13,62 @@ import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.util.AbstractMap;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Collectors;
+import java.util.TreeSet;
 import org.springframework.expression.AccessException;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
-import org.springframework.expression.ParseException;
 import org.springframework.expression.PropertyAccessor;
 import org.springframework.expression.TypedValue;
-import org.springframework.expression.spel.SpelNode;
-import org.springframework.expression.spel.ast.Assign;
-import org.springframework.expression.spel.ast.BeanReference;
-import org.springframework.expression.spel.ast.CompoundExpression;
-import org.springframework.expression.spel.ast.ConstructorReference;
-import org.springframework.expression.spel.ast.FunctionReference;
-import org.springframework.expression.spel.ast.Indexer;
-import org.springframework.expression.spel.ast.MethodReference;
-import org.springframework.expression.spel.ast.OpDec;
-import org.springframework.expression.spel.ast.OpInc;
-import org.springframework.expression.spel.ast.Projection;
-import org.springframework.expression.spel.ast.PropertyOrFieldReference;
-import org.springframework.expression.spel.ast.Selection;
-import org.springframework.expression.spel.ast.TypeReference;
-import org.springframework.expression.spel.ast.VariableReference;
-import org.springframework.expression.spel.standard.SpelExpression;
-import org.springframework.expression.spel.standard.SpelExpressionParser;
-import org.springframework.expression.spel.support.SimpleEvaluationContext;
 
 /**
- * Key and cost expressions: parsed once, checked against the sandbox when parsed, evaluated per
- * request in a {@link SimpleEvaluationContext} that has no type locator, no constructor or method
- * resolvers and only {@link RequestProperties} as property accessor.
- *
- * <p>Two fences, each enough on its own: what the sandbox cannot do is refused when the rule is
- * built (type references, constructors, method and function calls, bean references, assignments,
- * unknown variables), and the evaluation context could not do it anyway.
+ * The filter's key and cost expressions: the variables of a request, and its sandbox, one
+ * {@link Sandbox} (shared with {@code @RateLimited}) that reads the request's properties through
+ * {@link RequestProperties} alone: no method calls, no beans, no getters of other objects.
+ * Expressions are parsed once, and evaluated per request through the filter's {@link Pipeline}.
  */
 final class Expressions {
   /** The variables an expression may use (besides {@code #this} and {@code #root}). */
-  static final Set<String> VARIABLES = Collections.unmodifiableSet(new LinkedHashSet<>(
+  static final Set<String> NAMES = Collections.unmodifiableSet(new LinkedHashSet<>(
       java.util.List.of("clientIp", "clientNetwork", "path", "method", "headers", "params", "pathVariables",
           "principal", "request")));
 
-  private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+  private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
+  /** Only the request's own properties: no method calls, no beans. */
+  static final Sandbox SANDBOX = Sandbox.builder().properties(RequestProperties.INSTANCE).build();
+  /** {@link #NAMES}, and what parse time knows of their values. */
+  static final Variables VARIABLES = variables();
 
   private Expressions() {}
+
+  private static Variables variables() {
+    Shape text = Shape.leaf("a text");
+    Shape cookie = Shape.object("a cookie's properties are name and value", Map.of("name", text, "value", text));
+    Map<String, Shape> request = new HashMap<>();
+    for (String name : RequestProperties.REQUEST) {
+      request.put(name, switch (name) {
+        case "userPrincipal" -> Shape.object("a principal's property is name", Map.of("name", text));
+        case "cookies" -> Shape.array("an array of cookies", cookie);
+        case "serverPort", "contentLength", "remotePort", "localPort" -> Shape.leaf("a number");
+        case "secure" -> Shape.leaf("a boolean");
+        default -> text;
+      });
+    }
+    Variables.Builder variables = Variables.builder();
+    for (String name : NAMES) {
+      variables.add(name, switch (name) {
+        case "request" -> Shape.object("the request's properties are "
+            + String.join(", ", new TreeSet<>(RequestProperties.REQUEST)), request);
+        case "headers", "params", "pathVariables" -> Shape.map(text);
+        default -> text;
+      });
+    }
+    return variables.build();
+  }
 
   /**
    * Parses {@code text} and checks it against the sandbox.
@@ -63,161 +77,30 @@ final class Expressions {
    * @throws IllegalArgumentException naming {@code what} and the expression
    */
   static Expression parse(String text, String what) {
-    if (text == null || text.isBlank()) {
-      throw new IllegalArgumentException(what + " expression must not be blank");
-    }
-    Expression expression;
-    try {
-      expression = PARSER.parseExpression(text);
-    } catch (ParseException | IllegalStateException e) {
-      throw new IllegalArgumentException(what + " expression '" + text + "' does not parse: "
-          + (e instanceof ParseException p ? p.getSimpleMessage() : e.getMessage()), e);
-    }
-    SpelNode ast = ((SpelExpression) expression).getAST();
-    check(ast, text, what);
-    checkProperties(ast, text, what);
-    return expression;
+    return SANDBOX.parse(text, what, VARIABLES);
   }
-
-  /** What a step of a property chain reads, as far as the sandbox's accessor can tell. */
-  private enum Type { REQUEST, PRINCIPAL, COOKIES, COOKIE, MAP, TEXT, UNKNOWN }
 
   /**
-   * Refuses, when the rule is built, a property the evaluation could never read: a chain that starts
-   * at a variable ({@code #request.remoteAddr}, {@code #request.userPrincipal.name}) is followed step
-   * by step through the properties {@link RequestProperties} reads, so that a typo, or a property of
-   * a map or a text ({@code #headers.Authorization}, {@code #principal.name}), fails here instead
-   * of on every request (where the key would be missing and every request would share one bucket).
-   * A bare name ({@code clientIp} for {@code #clientIp}) reads a property of nothing, and is refused too.
+   * The filter's pipeline: a request never fails for an expression; one without a key shares a
+   * bucket or gets a 400, as {@code missingKey} says.
    */
-  private static void checkProperties(SpelNode node, String text, String what) {
-    checkProperties(node, false, text, what);
-  }
-
-  /** {@code relative}: {@code node} reads from a value before it (a chain's step, a selection's element). */
-  private static void checkProperties(SpelNode node, boolean relative, String text, String what) {
-    if (node instanceof PropertyOrFieldReference property && !relative) {
-      throw new IllegalArgumentException(what + " expression '" + text + "' reads '" + property.getName()
-          + "' of nothing; variables start with #, e.g. #" + property.getName());
-    }
-    if (node instanceof CompoundExpression && node.getChildCount() > 0
-        && node.getChild(0) instanceof VariableReference variable) {
-      String name = variable.toStringAST().substring(1);
-      Type type = switch (name) {
-        case "request" -> Type.REQUEST;
-        case "headers", "params", "pathVariables" -> Type.MAP;
-        case "this", "root" -> Type.UNKNOWN;
-        default -> Type.TEXT;
-      };
-      String path = "#" + name;
-      for (int i = 1; i < node.getChildCount() && type != Type.UNKNOWN; i++) {
-        SpelNode step = node.getChild(i);
-        if (step instanceof PropertyOrFieldReference property) {
-          type = property(type, property.getName(), path, text, what);
-          path = path + "." + property.getName();
-        } else if (step instanceof Indexer) {
-          type = type == Type.MAP ? Type.TEXT : type == Type.COOKIES ? Type.COOKIE : Type.UNKNOWN;
-          path = path + "[...]";
-        } else {
-          type = Type.UNKNOWN; // a selection, a projection: not followed
-        }
-      }
-    }
-    boolean elements = node instanceof Selection || node instanceof Projection;
-    for (int i = 0; i < node.getChildCount(); i++) {
-      checkProperties(node.getChild(i), relative || elements || (node instanceof CompoundExpression && i > 0),
-          text, what);
-    }
-  }
-
-  /** The type of {@code name} read from a {@code type}, or refuses it naming what can be read. */
-  private static Type property(Type type, String name, String path, String text, String what) {
-    String readable = switch (type) {
-      case REQUEST -> RequestProperties.REQUEST.contains(name) ? null
-          : "the request's properties are " + String.join(", ", new java.util.TreeSet<>(RequestProperties.REQUEST));
-      case PRINCIPAL -> name.equals("name") ? null : "a principal's property is name";
-      case COOKIE -> name.equals("name") || name.equals("value") ? null : "a cookie's properties are name and value";
-      case MAP -> path + " is a map: index it, " + path + "['" + name + "']";
-      case COOKIES -> path + " is an array of cookies: index it, " + path + "[0].value";
-      case TEXT -> path + " is a text: it has no properties";
-      case UNKNOWN -> null;
-    };
-    if (readable != null) {
-      throw new IllegalArgumentException(what + " expression '" + text + "' reads '" + name + "' of " + path
-          + ", which has no such property; " + readable);
-    }
-    if (type != Type.REQUEST) {
-      return type == Type.UNKNOWN ? Type.UNKNOWN : Type.TEXT;
-    }
-    return switch (name) {
-      case "userPrincipal" -> Type.PRINCIPAL;
-      case "cookies" -> Type.COOKIES;
-      default -> Type.TEXT;
-    };
-  }
-
-  private static void check(SpelNode node, String text, String what) {
-    String refused = null;
-    if (node instanceof TypeReference) {
-      refused = "type references T(...) are";
-    } else if (node instanceof ConstructorReference) {
-      refused = "constructors (new ...) are";
-    } else if (node instanceof MethodReference) {
-      refused = "method calls are";
-    } else if (node instanceof FunctionReference) {
-      refused = "function calls are";
-    } else if (node instanceof BeanReference) {
-      refused = "bean references are";
-    } else if (node instanceof Assign || node instanceof OpInc || node instanceof OpDec) {
-      refused = "assignments are";
-    } else if (node instanceof VariableReference) {
-      String name = node.toStringAST().substring(1);
-      if (!VARIABLES.contains(name) && !name.equals("this") && !name.equals("root")) {
-        throw new IllegalArgumentException(what + " expression '" + text + "' uses an unknown variable #"
-            + name + "; the variables are " + VARIABLES.stream().map(v -> "#" + v)
-            .collect(Collectors.joining(", ")));
-      }
-    }
-    if (refused != null) {
-      throw new IllegalArgumentException(what + " expression '" + text + "' is refused: " + refused
-          + " not allowed in rate-limit expressions (at '" + node.toStringAST() + "'); use the variables "
-          + VARIABLES.stream().map(v -> "#" + v).collect(Collectors.joining(", ")) + ", indexing such as "
-          + "#headers['X-Api-Key'] and operators");
-    }
-    for (int i = 0; i < node.getChildCount(); i++) {
-      check(node.getChild(i), text, what);
-    }
-  }
-
-  /** The variables {@code expression} (parsed here) refers to, among {@link #VARIABLES}. */
-  static Set<String> variables(Expression expression) {
-    Set<String> names = new java.util.HashSet<>();
-    collect(((SpelExpression) expression).getAST(), names);
-    return Set.copyOf(names);
-  }
-
-  private static void collect(SpelNode node, Set<String> names) {
-    if (node instanceof VariableReference) {
-      String name = node.toStringAST().substring(1);
-      if (VARIABLES.contains(name)) {
-        names.add(name);
-      }
-    }
-    for (int i = 0; i < node.getChildCount(); i++) {
-      collect(node.getChild(i), names);
-    }
+  static Pipeline pipeline(MissingKey missingKey, LogThrottle log) {
+    return Pipeline.builder(SANDBOX, LOG)
+        .onError(Pipeline.OnError.CORRECT)
+        .missingKey(missingKey == MissingKey.REJECT ? Pipeline.MissingKey.REJECT : Pipeline.MissingKey.SHARED_BUCKET)
+        .subject("request")
+        .rejection("rejected with 400")
+        .throttle(log)
+        .build();
   }
 
   /**
    * The evaluation context of one rule for one request, holding the {@code variables} its
-   * expressions use (see {@link #variables}): the others are not computed.
+   * expressions use: the others are not computed.
    */
   static EvaluationContext context(RequestValues values, Map<String, String> pathVariables,
       Set<String> variables) {
-    SimpleEvaluationContext context = SimpleEvaluationContext
-        .forPropertyAccessors(RequestProperties.INSTANCE)
-        .withAssignmentDisabled()
-        .build();
+    SandboxContext context = SANDBOX.context();
     for (String name : variables) {
       context.setVariable(name, switch (name) {
         case "request" -> values.request;
@@ -229,7 +112,7 @@ final class Expressions {
         case "params" -> values.params();
         case "pathVariables" -> pathVariables;
         case "principal" -> values.principal();
-        default -> throw new IllegalStateException("no value for #" + name); // VARIABLES and this switch disagree
+        default -> throw new IllegalStateException("no value for #" + name); // NAMES and this switch disagree
       });
     }
     return context;

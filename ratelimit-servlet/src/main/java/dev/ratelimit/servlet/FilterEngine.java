@@ -4,48 +4,36 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Require;
+import dev.ratelimit.internal.LogThrottle;
+import dev.ratelimit.internal.expression.Pipeline;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.math.BigDecimal;
-import java.math.BigInteger;
-import java.math.RoundingMode;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.regex.Pattern;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.http.server.PathContainer;
 
 /** What the filter does per request, once built: match, resolve keys and costs, check, answer. */
 final class FilterEngine {
-  /** The evaluated-key part of the shared key of requests whose key is missing. */
-  static final String MISSING = "<missing>";
-  /** Evaluated keys longer than this are replaced by their SHA-256, bounding memory per key. */
-  static final int MAX_KEY_LENGTH = 200;
-
-  /** A decimal number as text (a query parameter, say), without exponent. */
-  private static final Pattern DECIMAL = Pattern.compile("\\s*[+-]?\\d{1,40}(\\.\\d{1,40})?\\s*");
   private static final AtomicLong INSTANCES = new AtomicLong();
+  private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
 
   private final RateLimiter limiter;
   private final List<Matching.CompiledRule> rules;
   private final boolean matchAll;
   private final ClientIp clientIp;
   private final HeaderOptions headers;
-  private final MissingKey missingKey;
   private final DeniedResponse deniedResponse;
+  private final Pipeline pipeline;
   private final DeniedHandler deniedHandler;
   private final LogThrottle log;
   /** {@link #forwardingIgnored}, made once. */
@@ -56,11 +44,11 @@ final class FilterEngine {
       HeaderOptions headers, MissingKey missingKey, DeniedResponse deniedResponse, DeniedHandler deniedHandler,
       LogThrottle log) {
     this.limiter = limiter;
-    this.rules = compile(rules);
+    this.pipeline = Expressions.pipeline(missingKey, log);
+    this.rules = compile(rules, pipeline);
     this.matchAll = matchAll;
     this.clientIp = clientIp;
     this.headers = headers;
-    this.missingKey = missingKey;
     this.deniedResponse = deniedResponse;
     this.deniedHandler = deniedHandler != null ? deniedHandler : new WritingHandler(headers);
     this.log = log;
@@ -70,11 +58,11 @@ final class FilterEngine {
   /** A copy of {@code other} with other rules; it keeps the marker of counted requests. */
   private FilterEngine(FilterEngine other, List<RateLimitRule> rules) {
     this.limiter = other.limiter;
-    this.rules = compile(rules);
+    this.pipeline = other.pipeline;
+    this.rules = compile(rules, pipeline);
     this.matchAll = other.matchAll;
     this.clientIp = other.clientIp;
     this.headers = other.headers;
-    this.missingKey = other.missingKey;
     this.deniedResponse = other.deniedResponse;
     this.deniedHandler = other.deniedHandler;
     this.log = other.log;
@@ -126,10 +114,10 @@ final class FilterEngine {
     }
   }
 
-  private static List<Matching.CompiledRule> compile(List<RateLimitRule> rules) {
+  private static List<Matching.CompiledRule> compile(List<RateLimitRule> rules, Pipeline pipeline) {
     List<Matching.CompiledRule> compiled = new ArrayList<>(rules.size());
     for (RateLimitRule rule : rules) {
-      compiled.add(new Matching.CompiledRule(rule));
+      compiled.add(new Matching.CompiledRule(rule, pipeline));
     }
     return List.copyOf(compiled);
   }
@@ -176,16 +164,12 @@ final class FilterEngine {
     for (int i = 0; i < matched.size(); i++) {
       Matching.CompiledRule rule = matched.get(i);
       EvaluationContext context = Expressions.context(values, pathVariables.get(i), rule.variables);
-      String key = key(rule, context);
-      if (key == null) {
-        if (missingKey == MissingKey.REJECT) {
-          rejectMissingKey(response, rule);
-          return;
-        }
-        key = MISSING;
+      keys[i] = rule.key.evaluate(context); // <rule>:<key>
+      if (keys[i] == null) {
+        rejectMissingKey(response, rule);
+        return;
       }
-      keys[i] = rule.rule.name() + ":" + key;
-      costs[i] = cost(rule, context);
+      costs[i] = rule.cost.evaluate(context, rule.maxCost);
     }
 
     // one checkAll per matched rule (its key is its own), in rule order, stopping at a denial
@@ -199,7 +183,7 @@ final class FilterEngine {
       allowed = decision.allowed();
     }
     if (!RateLimitResponses.hasLimitHeaders(checked)) {
-      log.warn("degraded", "the rate limiter's backend failed; its failure mode decided "
+      log.warn(LOG, "degraded", "the rate limiter's backend failed; its failure mode decided "
           + (allowed ? "to allow" : "to deny") + " and no limit headers are sent");
     }
     if (allowed) {
@@ -236,109 +220,16 @@ final class FilterEngine {
 
   /** A local peer's forwarding headers were ignored: it is likely a proxy that is not declared trusted. */
   private void forwardingIgnored(String peer) {
-    if (!log.tryAcquire("forwarding-ignored")) {
+    long suppressed = log.tryAcquire("forwarding-ignored");
+    if (suppressed < 0) {
       return; // the line is built once a minute at most, not on every such request
     }
-    log.log("requests from " + peer + " carry X-Forwarded-For or Forwarded, but " + peer + " is not a"
+    LOG.log(System.Logger.Level.WARNING, "requests from " + peer + " carry X-Forwarded-For or Forwarded, but " + peer + " is not a"
         + " trusted proxy, so #clientIp is " + peer + " for them. If it is a proxy in front of the"
         + " application (a load balancer, ingress or reverse proxy), add its address or network to the"
         + " trusted proxies (ratelimit.trusted-proxies, RateLimitFilter.Builder#trustedProxies), or every"
         + " client behind it shares its keys; for #clientIp, these are the only proxies believed, whatever"
-        + " server.forward-headers-strategy or the server's own settings trust");
-  }
-
-  /** The evaluated key, or null when it is null, blank or its evaluation failed. */
-  private String key(Matching.CompiledRule rule, EvaluationContext context) {
-    Object value;
-    try {
-      value = rule.key.getValue(context);
-    } catch (RuntimeException e) {
-      log.warn(rule.rule.name() + ":key-error", "rule '" + rule.rule.name() + "': key expression '"
-          + rule.rule.key() + "' failed (" + LogThrottle.sanitize(e.getMessage()) + "); " + missingKeyAction(rule));
-      return null;
-    }
-    if (value != null && !(value instanceof CharSequence || value instanceof Number || value instanceof Boolean
-        || value instanceof Character || value instanceof Map || value instanceof java.util.Collection)) {
-      // an array (#request.cookies) or a principal prints differently on every request, or holds
-      // more than who is asking: as a key it would give each request a bucket of its own (a map,
-      // #pathVariables, or a list prints its contents: a key like any other)
-      log.warn(rule.rule.name() + ":key-type", "rule '" + rule.rule.name() + "': key expression '"
-          + rule.rule.key() + "' gave a " + value.getClass().getName() + ", not a text, a number, a map or a list (read"
-          + " one of its values, such as #request.cookies[0].value or #request.userPrincipal.name); "
-          + missingKeyAction(rule));
-      return null;
-    }
-    String key = value == null ? null : value.toString();
-    if (key == null || key.isBlank()) {
-      log.warn(rule.rule.name() + ":key-missing", "rule '" + rule.rule.name() + "': key expression '"
-          + rule.rule.key() + "' gave " + (key == null ? "null" : "a blank key") + "; " + missingKeyAction(rule));
-      return null;
-    }
-    return key.length() > MAX_KEY_LENGTH ? "sha256:" + sha256(key) : key;
-  }
-
-  private String missingKeyAction(Matching.CompiledRule rule) {
-    return missingKey == MissingKey.REJECT ? "the request was rejected with 400"
-        : "the request was limited under the shared key '" + rule.rule.name() + ":" + MISSING + "'";
-  }
-
-  /**
-   * The evaluated cost: a whole number from 1 to the rule's smallest capacity. A larger one is
-   * charged as that capacity; a fraction is rounded up; anything else (below 1, not a number, an
-   * error) is charged as 1. Each correction is logged, once a minute per rule.
-   */
-  private long cost(Matching.CompiledRule rule, EvaluationContext context) {
-    if (rule.constantCostOne) {
-      return 1;
-    }
-    Object value;
-    try {
-      value = rule.cost.getValue(context);
-    } catch (RuntimeException e) {
-      return badCost(rule, "failed (" + LogThrottle.sanitize(e.getMessage()) + ")", 1);
-    }
-    BigDecimal number = number(value);
-    if (number == null) {
-      return badCost(rule, "gave " + LogThrottle.sanitize(value) + ", not a number", 1);
-    }
-    if (number.signum() <= 0) {
-      return badCost(rule, "gave " + LogThrottle.sanitize(number) + ", below 1", 1);
-    }
-    if (number.compareTo(BigDecimal.valueOf(rule.maxCost)) > 0) {
-      return badCost(rule, "gave " + LogThrottle.sanitize(number)
-          + ", above the smallest capacity of the rule's policies", rule.maxCost);
-    }
-    return number.setScale(0, RoundingMode.CEILING).longValueExact(); // 0 < number <= maxCost
-  }
-
-  private long badCost(Matching.CompiledRule rule, String what, long charged) {
-    log.warn(rule.rule.name() + ":cost", "rule '" + rule.rule.name() + "': cost expression '" + rule.rule.cost()
-        + "' " + what + "; the request was charged " + charged);
-    return charged;
-  }
-
-  private static BigDecimal number(Object value) {
-    try {
-      if (value instanceof BigDecimal d) {
-        return d;
-      }
-      if (value instanceof BigInteger i) {
-        return new BigDecimal(i);
-      }
-      if (value instanceof Double || value instanceof Float) {
-        double d = ((Number) value).doubleValue();
-        return Double.isFinite(d) ? BigDecimal.valueOf(d) : null;
-      }
-      if (value instanceof Number n) {
-        return BigDecimal.valueOf(n.longValue());
-      }
-      if (value instanceof String s && DECIMAL.matcher(s).matches()) {
-        return new BigDecimal(s.trim());
-      }
-    } catch (NumberFormatException e) {
-      return null;
-    }
-    return null;
+        + " server.forward-headers-strategy or the server's own settings trust" + log.note(suppressed));
   }
 
   private void rejectMissingKey(HttpServletResponse response, Matching.CompiledRule rule) throws IOException {
@@ -351,13 +242,5 @@ final class FilterEngine {
         "{\"type\":\"about:blank\",\"title\":\"Bad Request\",\"status\":400,\"detail\":"
             + RateLimitResponses.jsonString("The request lacks what rate limit '" + rule.rule.name()
                 + "' is keyed on.") + "}");
-  }
-
-  private static String sha256(String s) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required of every JVM", e);
-    }
   }
 }

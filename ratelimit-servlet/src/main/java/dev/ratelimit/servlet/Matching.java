@@ -1,6 +1,7 @@
 package dev.ratelimit.servlet;
 
 import jakarta.servlet.http.HttpServletRequest;
+import dev.ratelimit.internal.expression.Pipeline;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -80,14 +81,14 @@ final class Matching {
     final RateLimitRule rule;
     final List<PathPattern> patterns;
     final Set<String> methods;
-    final org.springframework.expression.Expression key;
-    final org.springframework.expression.Expression cost;
-    final boolean constantCostOne;
+    final Pipeline.Key key;
+    final Pipeline.Cost cost;
+    /** The most one request can be charged: the smallest capacity of the rule's policies. */
     final long maxCost;
     /** The variables the key and cost expressions use: only these are computed per request. */
     final Set<String> variables;
 
-    CompiledRule(RateLimitRule rule) {
+    CompiledRule(RateLimitRule rule, Pipeline pipeline) {
       this.rule = rule;
       List<PathPattern> parsed = new ArrayList<>();
       for (String path : rule.paths()) {
@@ -99,12 +100,12 @@ final class Matching {
         m.add("HEAD"); // servlets answer HEAD with doGet: the same work, the same limit
       }
       this.methods = Set.copyOf(m);
-      this.key = Expressions.parse(rule.key(), "rule '" + rule.name() + "': key");
-      this.cost = Expressions.parse(rule.cost(), "rule '" + rule.name() + "': cost");
-      Set<String> used = new java.util.HashSet<>(Expressions.variables(key));
-      used.addAll(Expressions.variables(cost));
+      String what = "rule '" + rule.name() + "'";
+      this.key = pipeline.key(rule.key(), what, Expressions.VARIABLES, rule.name() + ":");
+      this.cost = pipeline.cost(rule.cost(), what, Expressions.VARIABLES);
+      Set<String> used = new java.util.HashSet<>(key.variables());
+      used.addAll(cost.variables());
       this.variables = Set.copyOf(used);
-      this.constantCostOne = rule.cost().trim().equals("1");
       this.maxCost = rule.maxCost();
     }
 

@@ -1,9 +1,9 @@
 package dev.ratelimit.servlet;
 
 /**
- * What happens to a request whose key expression yields null or blank (the header it reads is
- * absent, say). Either way the request never bypasses the limit, and a line is logged, at most one
- * per rule per minute.
+ * What happens to a request whose key is missing: its key expression gives null, a blank text or
+ * no key at all (an array, say), or fails (the header it reads is absent, say). Either way the
+ * request never bypasses the limit, and a line is logged, at most one per rule and cause a minute.
  */
 public enum MissingKey {
   /**

@@ -1,6 +1,7 @@
 package dev.ratelimit.servlet;
 
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.internal.LogThrottle;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
@@ -237,7 +238,7 @@ public final class RateLimitFilter implements Filter {
       return this;
     }
 
-    /** What a request whose key is null or blank gets; default {@link MissingKey#SHARED_BUCKET}. */
+    /** What a request whose key is missing gets; default {@link MissingKey#SHARED_BUCKET}. */
     public Builder missingKey(MissingKey missingKey) {
       this.missingKey = Objects.requireNonNull(missingKey, "missingKey");
       return this;

@@ -48,10 +48,12 @@ import java.util.regex.Pattern;
  *   <li>{@code #request}: the request, whose side-effect-free properties can be read
  *       ({@code #request.remoteUser}, {@code #request.serverName}, ...).</li>
  * </ul>
- * The key defaults to {@code #clientIp}; a key that is null or blank never bypasses the limit
- * (see {@link MissingKey}). The cost defaults to {@code 1}; it must give a whole number from 1 to
- * the smallest capacity of the rule's policies: a larger one is charged as that capacity, and
- * anything else (below 1, not a number, an error) as 1, with a log line at most once a minute.
+ * The key defaults to {@code #clientIp}. It must give a text, a number, a boolean, a character, an
+ * enum, a UUID, or a collection or map of them; null, blank, anything else or an error is a missing
+ * key, which never bypasses the limit (see {@link MissingKey}). The cost defaults to {@code 1}; it
+ * must give a number from 1 to the smallest capacity of the rule's policies, a fraction rounded up:
+ * a larger one is charged as that capacity, and anything else (below 1, not a number, an error) as
+ * 1, with a log line at most once a minute.
  *
  * @param name the rule's name: letters, digits, {@code . _ -}, at most 64, starting with a letter
  *     or digit; the first part of every limiter key of the rule

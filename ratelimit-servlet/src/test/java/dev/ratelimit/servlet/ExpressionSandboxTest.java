@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.internal.expression.Sandbox;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -72,7 +73,7 @@ class ExpressionSandboxTest {
   void unknownVariablesAndSyntaxErrorsAreRefused() {
     assertThatThrownBy(() -> rule().key("#clientIP").build())
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("unknown variable #clientIP")
+        .hasMessageContaining("reads #clientIP, an unknown variable")
         .hasMessageContaining("#clientIp");
     assertThatThrownBy(() -> rule().key("#headers['x'").build())
         .isInstanceOf(IllegalArgumentException.class)
@@ -130,7 +131,7 @@ class ExpressionSandboxTest {
     Expression unchecked = new SpelExpressionParser().parseExpression(expression);
     Expressions.RequestValues values =
         new Expressions.RequestValues(Stubs.request("192.0.2.1"), "192.0.2.1", "/x", "GET");
-    assertThatThrownBy(() -> unchecked.getValue(Expressions.context(values, Map.of(), Expressions.VARIABLES)))
+    assertThatThrownBy(() -> unchecked.getValue(Expressions.context(values, Map.of(), Expressions.NAMES)))
         .isInstanceOf(EvaluationException.class);
     assertThat(Canary.TRIPS).hasValue(0);
   }
@@ -151,19 +152,19 @@ class ExpressionSandboxTest {
 
   private static Object eval(String expression, Expressions.RequestValues values) {
     Expression parsed = Expressions.parse(expression, "test");
-    return parsed.getValue(Expressions.context(values, Map.of("id", "42"), Expressions.variables(parsed)));
+    return parsed.getValue(Expressions.context(values, Map.of("id", "42"), Sandbox.variables(parsed)));
   }
 
   @Test
   void onlyTheVariablesAnExpressionUsesAreComputed() {
-    assertThat(Expressions.variables(Expressions.parse("#clientIp + ':' + #headers['k'] ?: #path", "test")))
+    assertThat(Sandbox.variables(Expressions.parse("#clientIp + ':' + #headers['k'] ?: #path", "test")))
         .containsExactlyInAnyOrder("clientIp", "headers", "path");
-    assertThat(Expressions.variables(Expressions.parse("'fixed'", "test"))).isEmpty();
+    assertThat(Sandbox.variables(Expressions.parse("'fixed'", "test"))).isEmpty();
     Expressions.RequestValues values = new Expressions.RequestValues(Stubs.request("2001:db8:1:2::7"),
         "2001:db8:1:2::7", "/x", "GET");
     assertThat(eval("#clientNetwork", values)).isEqualTo("2001:db8:1:2::/64");
     Expression path = Expressions.parse("#path", "test");
-    EvaluationContext context = Expressions.context(values, Map.of(), Expressions.variables(path));
+    EvaluationContext context = Expressions.context(values, Map.of(), Sandbox.variables(path));
     assertThat(context.lookupVariable("path")).isEqualTo("/x");
     assertThat(context.lookupVariable("clientNetwork")).as("not used, not computed").isNull();
     assertThat(context.lookupVariable("params")).isNull();

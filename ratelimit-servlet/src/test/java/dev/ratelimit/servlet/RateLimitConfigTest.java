@@ -201,7 +201,7 @@ class RateLimitConfigTest {
       unparsable key SpEL       | ratelimit.rules[0].key=#headers['x'                          | ratelimit.rules[0].key: rule 'api': key expression '#headers['x'' does not parse
       refused key SpEL          | ratelimit.rules[0].key=T(java.lang.Runtime).getRuntime()     | ratelimit.rules[0].key: rule 'api': key expression 'T(java.lang.Runtime).getRuntime()' is refused
       unparsable cost SpEL      | ratelimit.rules[0].cost=1 +                                  | ratelimit.rules[0].cost: rule 'api': cost expression '1 +' does not parse
-      unknown variable          | ratelimit.rules[0].key=#clientip                             | ratelimit.rules[0].key: rule 'api': key expression '#clientip' uses an unknown variable #clientip
+      unknown variable          | ratelimit.rules[0].key=#clientip                             | ratelimit.rules[0].key: rule 'api': key expression '#clientip' reads #clientip, an unknown variable
       unknown rule key          | ratelimit.rules[0].polcies[0].limit=1/s                      | ratelimit.rules[0].polcies[0].limit: unknown property
       unknown policy key        | ratelimit.rules[0].policies[0].limt=1/s                      | ratelimit.rules[0].policies[0].limt: unknown property
       unknown top key           | ratelimit.trusted-proxy=10.0.0.0/8                           | ratelimit.trusted-proxy: unknown property

@@ -436,7 +436,7 @@ class RateLimitFilterTest {
   }
 
   @Test
-  void aKeyThatIsNeitherTextNorANumberIsAMissingKeyNotABucketPerRequest() {
+  void aValueThatIsNoKeyIsAMissingKeyNotABucketPerRequest() {
     Policy p = Policy.of(1, Duration.ofMinutes(1)).withName("p");
     // the cookies array prints as a new identity on every request: each would get a fresh bucket
     serve(RateLimitFilter.builder(limiter)
@@ -445,9 +445,21 @@ class RateLimitFilterTest {
       assertThat(server.get("/a", "Cookie", "session=1").statusCode()).isEqualTo(200);
       assertThat(server.get("/b", "Cookie", "session=1").statusCode()).isEqualTo(429);
       assertThat(limiter.inspect("r:<missing>", p).remaining()).isZero();
-      assertThat(log.messages()).singleElement().asString().contains("not a text, a number, a map or a list")
-          .contains("#request.cookies[0].value");
+      assertThat(log.messages()).singleElement().asString().contains("jakarta.servlet.http.Cookie[], which is not a key")
+          .contains("read one of its values").contains("the request was limited under the shared key 'r:<missing>'");
     }
+  }
+
+  @Test
+  void aNumberOrABooleanIsAKeyAsJavaPrintsIt() {
+    Policy p = Policy.of(1, Duration.ofMinutes(1)).withName("p");
+    serve(RateLimitFilter.builder(limiter).matchAll(true)
+        .rule(RateLimitRule.builder("secure").path("/**").policy(p).key("#request.secure").build())
+        .rule(RateLimitRule.builder("port").path("/**").policy(p.withName("q")).key("#request.secure ? 443 : 80")
+            .build()));
+    assertThat(server.get("/a").statusCode()).isEqualTo(200);
+    assertThat(limiter.inspect("secure:false", p).remaining()).isZero();
+    assertThat(limiter.inspect("port:80", p.withName("q")).remaining()).isZero();
   }
 
   @Test

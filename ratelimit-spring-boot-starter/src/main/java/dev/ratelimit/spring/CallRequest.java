@@ -2,6 +2,7 @@ package dev.ratelimit.spring;
 
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.annotation.RateLimited;
+import dev.ratelimit.internal.expression.SandboxContext;
 import java.lang.reflect.Method;
 
 /**
@@ -13,7 +14,7 @@ interface CallRequest {
   /** No request: nothing to read, no headers to write. */
   CallRequest NONE = new CallRequest() {
     @Override
-    public Object bind(SandboxedEvaluationContext context) {
+    public Object bind(SandboxContext context) {
       return null;
     }
 
@@ -27,7 +28,7 @@ interface CallRequest {
    * {@code #principal}) in {@code context} when the current thread serves a request; that request,
    * else null.
    */
-  Object bind(SandboxedEvaluationContext context);
+  Object bind(SandboxContext context);
 
   /**
    * Writes an allowed call's limit headers to the response of {@code request} (from {@link #bind})

@@ -1,5 +1,6 @@
 package dev.ratelimit.spring;
 
+import dev.ratelimit.internal.LogThrottle;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -42,7 +43,7 @@ final class CorsOnDenial {
   private final DefaultCorsProcessor processor = new HeadersOnly();
   /** The configuration source, once looked up; {@link #NONE} when there is none. */
   private volatile CorsConfigurationSource source;
-  private final OncePerMinute throttle = new OncePerMinute();
+  private final LogThrottle throttle = LogThrottle.perMinute();
 
   CorsOnDenial(BeanFactory beans) {
     this.beans = beans;
@@ -63,9 +64,10 @@ final class CorsOnDenial {
         processor.processRequest(configuration, request, response);
       }
     } catch (RuntimeException e) {
-      if (throttle.tryAcquire("cors")) {
+      long suppressed = throttle.tryAcquire("cors");
+      if (suppressed >= 0) {
         LOG.log(Level.WARNING, "the CORS configuration failed on a denied request, so its 429 has no CORS"
-            + " headers (logged at most once a minute; ratelimit.filter.cors=false stops this)", e);
+            + " headers; ratelimit.filter.cors=false stops this" + throttle.note(suppressed), e);
       }
     }
   }

@@ -1,6 +1,9 @@
 package dev.ratelimit.spring;
 
-/** Thrown when a key expression gives no key and {@code ratelimit.missing-key=reject}. */
+/**
+ * Thrown by a {@code @RateLimited} call whose key is missing (its key expression gives null, a
+ * blank text or a value that is not a key) when {@code ratelimit.missing-key=reject}.
+ */
 public class MissingRateLimitKeyException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 

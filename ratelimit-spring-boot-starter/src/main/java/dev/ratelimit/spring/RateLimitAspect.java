@@ -6,6 +6,7 @@ import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.annotation.RateLimitExceededException;
 import dev.ratelimit.annotation.RateLimited;
+import dev.ratelimit.internal.expression.SandboxContext;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,7 +18,6 @@ import java.util.concurrent.TimeUnit;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;
-import org.springframework.expression.BeanResolver;
 
 /**
  * Applies {@link RateLimited}: evaluates keys and costs (parsed at start-up), checks all of a
@@ -28,18 +28,13 @@ import org.springframework.expression.BeanResolver;
 public class RateLimitAspect implements MethodInterceptor {
   private final RateLimiter limiter;
   private final RateLimitedMethods methods;
-  private final BeanResolver beans;
   private final CallRequest web; // no servlet type here: the aspect also runs without the servlet API
-  private final KeyPolicy missingKeys;
   private final DenialLog denials; // null unless ratelimit.log-denials=true
 
-  RateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, BeanResolver beans, CallRequest web,
-      KeyPolicy missingKeys, DenialLog denials) {
+  RateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, CallRequest web, DenialLog denials) {
     this.limiter = limiter;
     this.methods = methods;
-    this.beans = beans;
     this.web = web;
-    this.missingKeys = missingKeys;
     this.denials = denials;
   }
 
@@ -58,7 +53,7 @@ public class RateLimitAspect implements MethodInterceptor {
       return call.proceed();
     }
     Map<String, List<Policy>> byKey = new LinkedHashMap<>();
-    SandboxedEvaluationContext context = variables(limited, call.getArguments());
+    SandboxContext context = variables(limited, call.getArguments());
     Object request = web.bind(context); // after the arguments: #request and the others win over a parameter's name
     long cost = evaluate(limited, context, byKey);
     long deadline = System.nanoTime() + limited.maxWait().toNanos();
@@ -86,8 +81,8 @@ public class RateLimitAspect implements MethodInterceptor {
   }
 
   /** A context holding the call's arguments, by name and position, and {@code #method}. */
-  private SandboxedEvaluationContext variables(RateLimitedMethod limited, Object[] args) {
-    SandboxedEvaluationContext context = new SandboxedEvaluationContext(beans);
+  private SandboxContext variables(RateLimitedMethod limited, Object[] args) {
+    SandboxContext context = methods.pipeline().sandbox().context();
     String[] names = limited.parameterNames();
     for (int i = 0; i < args.length; i++) {
       if (i < names.length) {
@@ -101,30 +96,24 @@ public class RateLimitAspect implements MethodInterceptor {
     return context;
   }
 
-  /** Fills {@code byKey} with each evaluated key's policies; returns the cost. */
-  private long evaluate(RateLimitedMethod limited, SandboxedEvaluationContext context, Map<String, List<Policy>> byKey) {
-    long cost = 0;
+  /**
+   * Fills {@code byKey} with each evaluated key's policies; returns the cost, one for the call (every
+   * annotation of a method has the same cost expression), within the smallest capacity of them.
+   *
+   * @throws MissingRateLimitKeyException when a key is missing and {@code ratelimit.missing-key=reject}
+   */
+  private long evaluate(RateLimitedMethod limited, SandboxContext context, Map<String, List<Policy>> byKey) {
+    long capacity = Long.MAX_VALUE;
     for (RateLimitedMethod.Limit limit : limited.limits()) {
-      Object value = limit.key() == null ? limited.describe() : limit.key().getValue(context);
-      String key;
-      if (value != null && printsItsIdentity(value.getClass())) {
-        // Object's toString (or an array's) is new for every instance: a bucket per call
-        key = missingKeys.onMissing(limited.describe(), limit.keySource(), "gave a " + value.getClass().getTypeName()
-            + ", whose text is its identity, new for every instance (read one of its values, such as #user.id)");
-      } else if (value == null || value.toString().isBlank()) {
-        key = missingKeys.onMissing(limited.describe(), limit.keySource());
-      } else {
-        key = value.toString();
+      String key = limit.key() == null ? limited.describe() : limit.key().evaluate(context);
+      if (key == null) {
+        throw new MissingRateLimitKeyException(limited.describe(), limit.key().text());
       }
-      byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(limit.current(methods.policies()));
-      long c = cost(limit, context, limited);
-      if (cost != 0 && c != cost) {
-        throw new IllegalStateException("@RateLimited on " + limited.describe()
-            + ": every annotation must evaluate to the same cost, got " + cost + " and " + c);
-      }
-      cost = c;
+      Policy policy = limit.current(methods.policies());
+      byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(policy);
+      capacity = Math.min(capacity, policy.capacity());
     }
-    return cost;
+    return limited.limits().get(0).cost().evaluate(context, capacity);
   }
 
   /** The key {@code policy} was checked under. */
@@ -139,25 +128,6 @@ public class RateLimitAspect implements MethodInterceptor {
     return null;
   }
 
-  /** Whether a type's text is {@code Object}'s, its name and identity hash: an array, or no {@code toString} of its own. */
-  private static final ClassValue<Boolean> IDENTITY_TEXT = new ClassValue<>() {
-    @Override
-    protected Boolean computeValue(Class<?> type) {
-      if (type.isArray()) {
-        return true;
-      }
-      try {
-        return type.getMethod("toString").getDeclaringClass() == Object.class;
-      } catch (NoSuchMethodException e) {
-        return false; // every class has one
-      }
-    }
-  };
-
-  private static boolean printsItsIdentity(Class<?> type) {
-    return IDENTITY_TEXT.get(type);
-  }
-
   /** The longest leaky-bucket delay among an admitted call's decisions, µs. */
   private static long maxDelayMicros(MultiDecision decision) {
     long delay = 0;
@@ -165,15 +135,6 @@ public class RateLimitAspect implements MethodInterceptor {
       delay = Math.max(delay, d.delayMicros());
     }
     return delay;
-  }
-
-  private static long cost(RateLimitedMethod.Limit limit, SandboxedEvaluationContext context, RateLimitedMethod m) {
-    Object value = limit.cost().getValue(context);
-    if (!(value instanceof Number n) || n.longValue() < 1 || n.longValue() != n.doubleValue()) {
-      throw new IllegalStateException("@RateLimited on " + m.describe() + ": cost expression '"
-          + limit.costSource() + "' must give a whole number of at least 1, gave " + value);
-    }
-    return n.longValue();
   }
 
   /**

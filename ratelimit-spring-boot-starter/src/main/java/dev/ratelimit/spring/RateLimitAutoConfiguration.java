@@ -3,6 +3,8 @@ package dev.ratelimit.spring;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.internal.expression.Pipeline;
+import dev.ratelimit.internal.expression.Sandbox;
 import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.servlet.ClientIp;
 import dev.ratelimit.servlet.DeniedHandler;
@@ -19,6 +21,7 @@ import java.time.InstantSource;
 import org.springframework.aop.Advisor;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -32,6 +35,8 @@ import org.springframework.util.ClassUtils;
 import org.springframework.core.env.Environment;
 import org.springframework.context.annotation.EnableAspectJAutoProxy;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Role;
+import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
@@ -161,8 +166,18 @@ public class RateLimitAutoConfiguration {
   static class AspectConfiguration {
     @Bean
     @ConditionalOnMissingBean
-    RateLimitedMethods rateLimitedMethods(PolicyRegistry policies) {
-      return new RateLimitedMethods(policies);
+    RateLimitedMethods rateLimitedMethods(PolicyRegistry policies, BeanFactory beans, RateLimitProperties properties) {
+      // the annotation's sandbox: data objects' getters and methods, and the application's beans
+      Sandbox sandbox = Sandbox.builder().dataObjects().beans(new BeanFactoryResolver(beans), beans::containsBean)
+          .build();
+      // a method may throw: a failing expression or a bad cost fails the call, naming the method
+      return new RateLimitedMethods(policies, Pipeline.builder(sandbox, System.getLogger(RateLimitAspect.class.getName()))
+          .onError(Pipeline.OnError.THROW)
+          .missingKey(properties.getMissingKey() == RateLimitProperties.MissingKeyAction.REJECT
+              ? Pipeline.MissingKey.REJECT : Pipeline.MissingKey.SHARED_BUCKET)
+          .subject("call")
+          .rejection("refused with MissingRateLimitKeyException")
+          .build());
     }
 
     @Bean
@@ -172,14 +187,19 @@ public class RateLimitAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    RateLimitAspect rateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, BeanFactory beans,
-        ObjectProvider<CallRequest> web, RateLimitProperties properties, ObjectProvider<DenialLog> denials) {
-      return new RateLimitAspect(limiter, methods, SandboxedEvaluationContext.beansOf(beans),
-          web.getIfAvailable(() -> CallRequest.NONE), new KeyPolicy(properties.getMissingKey()), denials.getIfAvailable());
+    RateLimitAspect rateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, ObjectProvider<CallRequest> web,
+        ObjectProvider<DenialLog> denials) {
+      return new RateLimitAspect(limiter, methods, web.getIfAvailable(() -> CallRequest.NONE), denials.getIfAvailable());
     }
 
-    /** Applies the aspect where {@link RateLimitedMethods} finds limits, in the aspect's order. */
+    /**
+     * Applies the aspect where {@link RateLimitedMethods} finds limits, in the aspect's order.
+     * Infrastructure, as Spring's own advisors are: the proxy creator makes it while bean post
+     * processors are still being made (the validator above among them), so no post processor could
+     * apply to it, and Spring would warn of that on every start-up were it an application bean.
+     */
     @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     @ConditionalOnMissingBean(name = "rateLimitAdvisor")
     static Advisor rateLimitAdvisor(ObjectProvider<RateLimitAspect> aspect, Environment environment) {
       // the order is read from the environment: a static bean method runs before properties are bound

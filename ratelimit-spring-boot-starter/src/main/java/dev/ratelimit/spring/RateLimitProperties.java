@@ -45,7 +45,10 @@ public class RateLimitProperties {
 
   private final CircuitBreaker circuitBreaker = new CircuitBreaker();
 
-  /** What happens to a request whose key expression yields null or blank. */
+  /**
+   * What happens to a request or call whose key is missing: its key expression gives null, a blank
+   * text or a value that is not a key (or, in a filter rule, fails).
+   */
   private MissingKeyAction missingKey = MissingKeyAction.SHARED_BUCKET;
 
   /** CIDRs of proxies whose X-Forwarded-For and Forwarded headers are trusted, e.g. 10.0.0.0/8. */
@@ -324,11 +327,14 @@ public class RateLimitProperties {
     REDIS
   }
 
-  /** What happens to a request whose key expression yields null or blank. */
+  /** What happens to a request or call whose key is missing. */
   public enum MissingKeyAction {
-    /** Limit it under one shared "missing key" bucket per policy (and log it, rate-limited). */
+    /** Limit it under one shared "missing key" bucket per policy or rule (and log it, rate-limited). */
     SHARED_BUCKET,
-    /** Reject it (and log it, rate-limited). */
+    /**
+     * Reject it (and log it, rate-limited): the filter answers 400, a {@code @RateLimited} method
+     * throws {@link MissingRateLimitKeyException}.
+     */
     REJECT
   }
 

@@ -2,10 +2,10 @@ package dev.ratelimit.spring;
 
 import dev.ratelimit.Policy;
 import dev.ratelimit.annotation.RateLimited;
+import dev.ratelimit.internal.expression.Pipeline;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.List;
-import org.springframework.expression.Expression;
 
 /**
  * What {@code @RateLimited} asks of one method, parsed once: its policies with their key and cost
@@ -27,12 +27,9 @@ record RateLimitedMethod(Method method, String[] parameterNames, List<Limit> lim
    * @param configured the name of a configured policy ({@code ratelimit.policies.*}), looked up at
    *     every call so that updates apply; null for an inline policy, which stays fixed
    * @param key the key expression, or null for one bucket for the whole method
-   * @param keySource the key expression's text, for messages
    * @param cost the cost expression
-   * @param costSource the cost expression's text, for messages
    */
-  record Limit(Policy policy, String configured, Expression key, String keySource, Expression cost,
-      String costSource) {
+  record Limit(Policy policy, String configured, Pipeline.Key key, Pipeline.Cost cost) {
 
     /** The policy to check now: the configured policy's current numbers, or the inline one. */
     Policy current(PolicyRegistry policies) {

@@ -3,6 +3,9 @@ package dev.ratelimit.spring;
 import dev.ratelimit.Policy;
 import dev.ratelimit.annotation.RateLimited;
 import dev.ratelimit.servlet.PolicyNames;
+import dev.ratelimit.internal.expression.Pipeline;
+import dev.ratelimit.internal.expression.Values;
+import dev.ratelimit.internal.expression.Variables;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
@@ -17,20 +20,6 @@ import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.MergedAnnotations;
-import org.springframework.expression.Expression;
-import org.springframework.expression.ParseException;
-import org.springframework.expression.spel.SpelNode;
-import org.springframework.expression.spel.ast.BeanReference;
-import org.springframework.expression.spel.ast.ConstructorReference;
-import org.springframework.expression.spel.ast.FunctionReference;
-import org.springframework.expression.spel.ast.Indexer;
-import org.springframework.expression.spel.ast.MethodReference;
-import org.springframework.expression.spel.ast.PropertyOrFieldReference;
-import org.springframework.expression.spel.ast.TypeReference;
-import org.springframework.expression.spel.support.SimpleEvaluationContext;
-import org.springframework.expression.spel.ast.VariableReference;
-import org.springframework.expression.spel.standard.SpelExpression;
-import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.util.ReflectionUtils;
 
 /**
@@ -42,15 +31,26 @@ final class RateLimitedMethods {
   private static final Object NONE = new Object();
 
   private final PolicyRegistry policies;
-  private final SpelExpressionParser parser = new SpelExpressionParser();
+  private final Pipeline pipeline;
   private final ParameterNameDiscoverer names = new DefaultParameterNameDiscoverer();
   private final Map<Method, Object> cache = new ConcurrentHashMap<>();
   /** Derived inline policy names, and the method each belongs to. */
   private final Map<String, String> derivedNames = new ConcurrentHashMap<>();
 
-  RateLimitedMethods(PolicyRegistry policies) {
+  /**
+   * Parses in {@code pipeline}'s sandbox: the annotation's, which reads data objects (getters,
+   * maps, instance methods) and the application's beans; what it would refuse on every call fails
+   * start-up.
+   */
+  RateLimitedMethods(PolicyRegistry policies, Pipeline pipeline) {
     this.policies = policies;
+    this.pipeline = pipeline;
     policies.beforeUpdate(this::requirePossibleCosts);
+  }
+
+  /** The pipeline the expressions are parsed in, and evaluated in at every call. */
+  Pipeline pipeline() {
+    return pipeline;
   }
 
   /**
@@ -63,8 +63,8 @@ final class RateLimitedMethods {
         continue;
       }
       for (RateLimitedMethod.Limit limit : method.limits()) {
-        long cost = name.equals(limit.configured()) ? constantCost(limit.cost()) : 0;
-        if (cost > next.capacity()) {
+        Long cost = name.equals(limit.configured()) ? limit.cost().constant() : null;
+        if (cost != null && cost > next.capacity()) {
           throw new IllegalArgumentException("policy '" + name + "' with capacity " + next.capacity()
               + " would refuse every call of " + method.describe() + ", whose cost is " + cost
               + "; keep the capacity at " + cost + " or more");
@@ -130,6 +130,16 @@ final class RateLimitedMethods {
       return null;
     }
     String where = method.getDeclaringClass().getName() + "." + method.getName();
+    String[] parameterNames = names.getParameterNames(method);
+    parameterNames = parameterNames == null ? new String[0] : parameterNames;
+    Set<String> callVariables = variables(method, parameterNames);
+    // a class's annotation covers methods of every signature: a key naming a parameter some of them
+    // lack shares the missing-key bucket there (documented), so it must name one some method has; a
+    // cost is a number on every call, so its variables must be the method's own
+    boolean own = !AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimited.class).isEmpty();
+    Variables keyVariables = variables(own ? callVariables : classVariables(method.getDeclaringClass(), callVariables),
+        method, parameterNames);
+    Variables costVariables = variables(callVariables, method, parameterNames);
     List<RateLimitedMethod.Limit> limits = new ArrayList<>();
     Set<String> seen = new HashSet<>();
     boolean wait = true;
@@ -141,42 +151,55 @@ final class RateLimitedMethods {
         throw new IllegalStateException("@RateLimited on " + where + " uses policy '" + policy.name()
             + "' twice; give each annotation its own policy");
       }
-      Expression key = a.key().isBlank() ? null : parse(a.key(), "key", where);
-      Expression cost = parse(a.cost(), "cost", where);
+      Pipeline.Key key = null;
+      Pipeline.Cost cost;
+      try {
+        if (!a.key().isBlank()) {
+          key = pipeline.key(a.key(), "@RateLimited on " + where, keyVariables, "");
+          requireKeyType(key, method, parameterNames, where);
+        }
+        cost = pipeline.cost(a.cost(), "@RateLimited on " + where, costVariables);
+        cost.requirePossible(policy.capacity(), "policy '" + policy.name() + "'");
+      } catch (IllegalArgumentException e) {
+        throw new IllegalStateException(e.getMessage(), e);
+      }
       String configured = a.policy().isEmpty() ? null : a.policy();
-      limits.add(new RateLimitedMethod.Limit(policy, configured, key, a.key(), cost, a.cost()));
+      limits.add(new RateLimitedMethod.Limit(policy, configured, key, cost));
       wait &= a.mode() == RateLimited.Mode.WAIT;
       Duration w = window(a.maxWait(), "maxWait", where);
       maxWait = maxWait == null || w.compareTo(maxWait) < 0 ? w : maxWait;
       index++;
     }
-    String[] parameterNames = names.getParameterNames(method);
-    parameterNames = parameterNames == null ? new String[0] : parameterNames;
-    Set<String> variables = variables(method, parameterNames);
-    // a class's annotation covers methods of every signature: a key naming a parameter some of them
-    // lack shares the missing-key bucket there (documented), so it must name one some method has; a
-    // cost is a number on every call, so its variables must be the method's own
-    boolean own = !AnnotatedElementUtils.findMergedRepeatableAnnotations(method, RateLimited.class).isEmpty();
-    Set<String> keyVariables = own ? variables : classVariables(method.getDeclaringClass(), variables);
     for (RateLimitedMethod.Limit limit : limits) {
-      requireKnownVariables(limit.key(), limit.keySource(), "key", where, keyVariables, method, parameterNames);
-      requireKnownVariables(limit.cost(), limit.costSource(), "cost", where, variables, method, parameterNames);
-      if (!limit.costSource().equals(limits.get(0).costSource())) {
+      String first = limits.get(0).cost().text();
+      if (!limit.cost().text().equals(first)) {
         throw new IllegalStateException("@RateLimited on " + where + ": every annotation of a method charges"
-            + " the call one cost, but they give '" + limits.get(0).costSource() + "' and '" + limit.costSource()
+            + " the call one cost, but they give '" + first + "' and '" + limit.cost().text()
             + "'; give them all the same cost expression");
       }
-      requirePossibleCost(limit, where);
     }
     return new RateLimitedMethod(method, parameterNames, List.copyOf(limits),
         wait ? RateLimited.Mode.WAIT : RateLimited.Mode.REJECT, maxWait);
   }
 
+  /**
+   * {@code names} as the sandbox's variables; messages list the parameters (or say how to get their
+   * names) and the aspect's variables.
+   */
+  private static Variables variables(Set<String> names, Method method, String[] parameterNames) {
+    String parameters = parameterNames.length > 0
+        ? String.join(", ", List.of(parameterNames).stream().map(n -> "#" + n).toList()) + " (the parameters), "
+        : method.getParameterCount() > 0 ? "no parameter names (compile with -parameters, or use #p0), " : "";
+    Variables.Builder variables = Variables.builder().describedAs(parameters
+        + "#p0/#a0 by position, #args, #method, #request, #clientIp, #clientNetwork and #principal");
+    names.forEach(variables::add);
+    return variables.build();
+  }
+
   /** What expressions of {@code method} may read: its parameters and the aspect's variables. */
   private static Set<String> variables(Method method, String[] parameterNames) {
-    Set<String> variables = new HashSet<>(List.of("args", "method", "request", "clientIp", "clientNetwork",
-        "principal", "this", "root"));
-    variables.addAll(List.of(parameterNames));
+    Set<String> variables = new java.util.LinkedHashSet<>(List.of(parameterNames));
+    variables.addAll(List.of("args", "method", "request", "clientIp", "clientNetwork", "principal"));
     for (int i = 0; i < method.getParameterCount(); i++) {
       variables.add("p" + i);
       variables.add("a" + i);
@@ -195,85 +218,32 @@ final class RateLimitedMethods {
   }
 
   /**
-   * Refuses a variable the call will not have (a misspelt parameter, or a name without
-   * {@code -parameters}): it would be null on every call, and every caller would share the
-   * missing-key bucket.
+   * Refuses a key that is a parameter ({@code #user}, {@code #p0}) of a type whose values are never
+   * keys (an array, a class of the application's, see {@link Values}): every call would share the
+   * missing-key bucket. An interface, {@code Object} or a number may hold a key, and passes.
    */
-  private static void requireKnownVariables(Expression expression, String source, String attribute, String where,
-      Set<String> variables, Method method, String[] parameterNames) {
-    if (!(expression instanceof SpelExpression spel)) {
+  private static void requireKeyType(Pipeline.Key key, Method method, String[] parameterNames, String where) {
+    String text = key.text().strip();
+    if (!text.startsWith("#")) {
       return;
     }
-    List<String> used = new ArrayList<>();
-    collectVariables(spel.getAST(), used);
-    for (String name : used) {
-      if (!variables.contains(name)) {
-        String parameters = parameterNames.length > 0
-            ? String.join(", ", List.of(parameterNames).stream().map(n -> "#" + n).toList()) + " (the parameters), "
-            : method.getParameterCount() > 0
-                ? "no parameter names (compile with -parameters, or use #p0), " : "";
-        throw new IllegalStateException("@RateLimited on " + where + ": " + attribute + " expression '" + source
-            + "' reads #" + name + ", which a call does not have; the variables are " + parameters
-            + "#p0/#a0 by position, #args, #method, #request, #clientIp, #clientNetwork and #principal");
-      }
+    String name = text.substring(1);
+    if (!name.matches("[A-Za-z_$][\\w$]*")) {
+      return; // more than a variable: what it gives is known when it runs
     }
-  }
-
-  /**
-   * The value of a constant cost expression ({@code 10}, {@code -1}, {@code 2 * 3}: no variable,
-   * property, call or reference); 0 when it is not constant or fails (a call would fail the same
-   * way, naming it); -1 when it is constant but not a whole number.
-   */
-  private static long constantCost(Expression cost) {
-    if (!(cost instanceof SpelExpression spel) || !isConstant(spel.getAST())) {
-      return 0;
+    int index = List.of(parameterNames).indexOf(name);
+    if (index < 0 && name.length() > 1 && name.length() < 6 && (name.charAt(0) == 'p' || name.charAt(0) == 'a')
+        && name.substring(1).chars().allMatch(Character::isDigit)) {
+      index = Integer.parseInt(name.substring(1));
     }
-    Object value;
-    try {
-      value = cost.getValue(SimpleEvaluationContext.forReadOnlyDataBinding().build());
-    } catch (RuntimeException e) { // EvaluationException, or an ArithmeticException of 1/0
-      return 0;
+    if (index < 0 || index >= method.getParameterCount()) {
+      return;
     }
-    if (!(value instanceof Number n) || n.longValue() != n.doubleValue()) {
-      return -1;
-    }
-    return n.longValue() == 0 ? -1 : n.longValue();
-  }
-
-  private static boolean isConstant(SpelNode node) {
-    if (node instanceof VariableReference || node instanceof PropertyOrFieldReference || node instanceof MethodReference
-        || node instanceof BeanReference || node instanceof TypeReference || node instanceof ConstructorReference
-        || node instanceof FunctionReference || node instanceof Indexer) {
-      return false;
-    }
-    for (int i = 0; i < node.getChildCount(); i++) {
-      if (!isConstant(node.getChild(i))) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private static void collectVariables(SpelNode node, List<String> names) {
-    if (node instanceof VariableReference) {
-      names.add(node.toStringAST().substring(1));
-    }
-    for (int i = 0; i < node.getChildCount(); i++) {
-      collectVariables(node.getChild(i), names);
-    }
-  }
-
-  /**
-   * Refuses a constant cost ({@code 10}, {@code -1}, {@code 2 * 3}: no variable, property, call or
-   * reference) below 1 or above the policy's capacity: no call could pass.
-   */
-  private static void requirePossibleCost(RateLimitedMethod.Limit limit, String where) {
-    long cost = constantCost(limit.cost());
-    long capacity = limit.policy().capacity();
-    if (cost != 0 && (cost < 1 || cost > capacity)) {
-      throw new IllegalStateException("@RateLimited on " + where + ": cost " + limit.costSource()
-          + " must be a whole number from 1 to the capacity " + capacity + " of policy '" + limit.policy().name()
-          + "': no call could pass");
+    Class<?> type = method.getParameterTypes()[index];
+    if (!Values.mayBeKey(type)) {
+      throw new IllegalArgumentException("@RateLimited on " + where + ": key expression '" + key.text() + "' gives a "
+          + type.getTypeName() + ", which is never a key: a key is a text, a number, a boolean, a character, an"
+          + " enum, a UUID, or a collection or map of them; read one of its values (such as #user.id)");
     }
   }
 
@@ -326,15 +296,6 @@ final class RateLimitedMethods {
           + "', which " + before + " derives too: they would share counters; give one a name (name = \"...\")");
     }
     return name;
-  }
-
-  private Expression parse(String source, String attribute, String where) {
-    try {
-      return parser.parseExpression(source);
-    } catch (ParseException e) {
-      throw new IllegalStateException("@RateLimited on " + where + ": cannot parse " + attribute
-          + " expression '" + source + "': " + e.getMessage(), e);
-    }
   }
 
   private static Duration window(String text, String attribute, String where) {

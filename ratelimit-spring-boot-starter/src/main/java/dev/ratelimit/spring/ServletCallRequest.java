@@ -2,6 +2,7 @@ package dev.ratelimit.spring;
 
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.annotation.RateLimited;
+import dev.ratelimit.internal.expression.SandboxContext;
 import dev.ratelimit.servlet.ClientIp;
 import dev.ratelimit.servlet.HeaderOptions;
 import dev.ratelimit.servlet.RateLimitResponses;
@@ -33,7 +34,7 @@ final class ServletCallRequest implements CallRequest {
   }
 
   @Override
-  public Object bind(SandboxedEvaluationContext context) {
+  public Object bind(SandboxContext context) {
     HttpServletRequest request = currentRequest();
     if (request != null) {
       context.setVariable("request", request);

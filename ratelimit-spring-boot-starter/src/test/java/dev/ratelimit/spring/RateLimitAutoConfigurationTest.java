@@ -372,7 +372,7 @@ class RateLimitAutoConfigurationTest {
   @org.junit.jupiter.params.ParameterizedTest
   @org.junit.jupiter.params.provider.ValueSource(classes = {MisspeltVariableService.class,
       DifferentCostsService.class, ImpossibleCostService.class, NegativeCostService.class,
-      MisspeltClassKeyService.class, NonAsciiNameService.class})
+      MisspeltClassKeyService.class, NonAsciiNameService.class, ObjectKeyService.class})
   void aMistakeEveryCallWouldHitFailsStartUpNamingTheMethod(Class<?> service) {
     String[] expected = switch (service.getSimpleName()) {
       case "MisspeltVariableService" -> new String[] {"reads #usrId", "#userId (the parameters)"};
@@ -380,6 +380,8 @@ class RateLimitAutoConfigurationTest {
       case "NegativeCostService" -> new String[] {"cost -1", "capacity 5"};
       case "MisspeltClassKeyService" -> new String[] {"reads #tenat", "#p0/#a0"};
       case "NonAsciiNameService" -> new String[] {"policy name 'café' (name = \"café\")", "such as 'cafe'"};
+      case "ObjectKeyService" -> new String[] {"gives a " + Account.class.getTypeName() + ", which is never a key",
+          "such as #user.id"};
       default -> new String[] {"cost 10", "capacity 5"};
     };
     runner.withBean(service).run(context -> assertThat(context).hasFailed().getFailure()
@@ -394,6 +396,16 @@ class RateLimitAutoConfigurationTest {
       return userId;
     }
   }
+
+  /** An object of the application's: never a key, every call would share the missing-key bucket. */
+  static class ObjectKeyService {
+    @RateLimited(key = "#account", limit = 1, window = "1s")
+    public String call(Account account) {
+      return account.id();
+    }
+  }
+
+  record Account(String id) {}
 
   /** Would fail every call: one call has one cost. */
   static class DifferentCostsService {

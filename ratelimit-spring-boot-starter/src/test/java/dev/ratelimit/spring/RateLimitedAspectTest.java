@@ -20,9 +20,11 @@ import org.springframework.cache.annotation.EnableCaching;
 import org.springframework.cache.concurrent.ConcurrentMapCacheManager;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.expression.spel.SpelEvaluationException;
 
-/** {@code @RateLimited} on plain beans: keys, costs, repetition, class level, sandbox, ordering. */
+/**
+ * {@code @RateLimited} on plain beans: keys, costs, repetition, class level, ordering (what the
+ * sandbox refuses fails start-up: {@link RefusedExpressionsFailStartUpTest}).
+ */
 class RateLimitedAspectTest {
   private static final ManualClock CLOCK = ManualClock.at(Instant.ofEpochSecond(1_700_000_000L));
 
@@ -140,16 +142,6 @@ class RateLimitedAspectTest {
       return "ok";
     }
 
-    @RateLimited(key = "T(java.lang.Runtime).getRuntime().availableProcessors()", limit = 5, window = "1m")
-    public String typeReference() {
-      return "ran";
-    }
-
-    @RateLimited(key = "#user.getClass().forName('java.lang.Runtime')", limit = 5, window = "1m")
-    public String reflection(String user) {
-      return "ran";
-    }
-
     @RateLimited(key = "#user", limit = 1, window = "1m", name = "nullable")
     public String nullable(String user) {
       return "ok";
@@ -158,6 +150,26 @@ class RateLimitedAspectTest {
     /** A key of any type: an object without a text of its own prints its identity. */
     @RateLimited(key = "#user", limit = 1, window = "1m", name = "objects")
     public String byObject(Object user) {
+      return "ok";
+    }
+
+    @RateLimited(key = "#day", limit = 1, window = "1m", name = "days")
+    public String byDay(java.time.DayOfWeek day) {
+      return "ok";
+    }
+
+    @RateLimited(key = "#id", limit = 1, window = "1m", name = "ids")
+    public String byId(java.util.UUID id) {
+      return "ok";
+    }
+
+    @RateLimited(key = "#user", limit = 5, window = "1m", name = "weighted", cost = "#weight")
+    public String weighted(String user, double weight) {
+      return "ok";
+    }
+
+    @RateLimited(key = "#user.name", limit = 5, window = "1m", name = "failing")
+    public String failing(Account user) {
       return "ok";
     }
 
@@ -178,6 +190,9 @@ class RateLimitedAspectTest {
       return "ok";
     }
   }
+
+  /** A data object of the application's. */
+  public record Account(String name) {}
 
   @RateLimited(key = "'class'", limit = 2, window = "1m", name = "class-level")
   public static class ClassLevel {
@@ -290,15 +305,6 @@ class RateLimitedAspectTest {
   }
 
   @Test
-  void expressionsCannotReachTypesOrReflection() {
-    runner.run(context -> {
-      Orders orders = context.getBean(Orders.class);
-      assertThatThrownBy(orders::typeReference).isInstanceOf(SpelEvaluationException.class);
-      assertThatThrownBy(() -> orders.reflection("u")).isInstanceOf(SpelEvaluationException.class);
-    });
-  }
-
-  @Test
   void anAnnotationOnAnInterfaceOrAnOverriddenMethodApplies() {
     runner.run(context -> {
       Api api = context.getBean(Api.class);
@@ -325,15 +331,59 @@ class RateLimitedAspectTest {
   }
 
   @Test
-  void aKeyWhoseTextIsItsIdentityIsAMissingKeyNotABucketPerCall() {
+  void aValueThatIsNoKeyIsAMissingKeyNotABucketPerCall() {
     runner.run(context -> {
       Orders orders = context.getBean(Orders.class);
       assertThat(orders.byObject(new Object())).isEqualTo("ok");
       assertThatThrownBy(() -> orders.byObject(new Object())).as("the shared missing-key bucket, not a new one")
           .isInstanceOf(RateLimitExceededException.class);
       assertThatThrownBy(() -> orders.byObject(new String[] {"u"})).isInstanceOf(RateLimitExceededException.class);
-      assertThat(orders.byObject(java.util.List.of("u"))).as("a text of its own is a key").isEqualTo("ok");
+      assertThatThrownBy(() -> orders.byObject(new Account("ann"))).as("a record's text is not used either")
+          .isInstanceOf(RateLimitExceededException.class);
+      assertThat(orders.byObject(java.util.List.of("u"))).as("a list of keys is a key").isEqualTo("ok");
       assertThat(orders.byObject(java.util.List.of("v"))).isEqualTo("ok");
+    });
+  }
+
+  @Test
+  void enumsAndUuidsAreKeysByTheirNamesAsInFilterRules() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      dev.ratelimit.RateLimiter limiter = context.getBean(dev.ratelimit.RateLimiter.class);
+      assertThat(orders.byDay(java.time.DayOfWeek.MONDAY)).isEqualTo("ok");
+      assertThatThrownBy(() -> orders.byDay(java.time.DayOfWeek.MONDAY)).isInstanceOf(RateLimitExceededException.class);
+      assertThat(orders.byDay(java.time.DayOfWeek.TUESDAY)).isEqualTo("ok");
+      dev.ratelimit.Policy days = dev.ratelimit.Policy.of(1, Duration.ofMinutes(1)).withName("days");
+      assertThat(limiter.inspect("MONDAY", days).remaining()).isZero();
+      java.util.UUID id = java.util.UUID.fromString("0F8FAD5B-D9CB-469F-A165-70867728950E");
+      assertThat(orders.byId(id)).isEqualTo("ok");
+      assertThat(limiter.inspect("0f8fad5b-d9cb-469f-a165-70867728950e",
+          dev.ratelimit.Policy.of(1, Duration.ofMinutes(1)).withName("ids")).remaining()).isZero();
+    });
+  }
+
+  @Test
+  void aCostIsRoundedUpAndOneNoCallCanBeChargedThrowsNamingTheMethod() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      assertThat(orders.weighted("u", 2.5)).as("charged 3").isEqualTo("ok");
+      assertThat(orders.weighted("u", 2)).isEqualTo("ok");
+      assertThatThrownBy(() -> orders.weighted("u", 1)).as("3 + 2 of 5 used").isInstanceOf(RateLimitExceededException.class);
+      assertThatThrownBy(() -> orders.weighted("v", 6)).isInstanceOf(IllegalStateException.class)
+          .hasMessage("@RateLimited on " + Orders.class.getName() + ".weighted: cost expression '#weight' gave 6.0,"
+              + " above 5, the most one call can be charged; a cost must be a number from 1 to 5");
+      assertThatThrownBy(() -> orders.weighted("v", 0)).hasMessageContaining("gave 0.0, below 1");
+    });
+  }
+
+  @Test
+  void aKeyExpressionThatFailsThrowsNamingTheMethod() {
+    runner.run(context -> {
+      Orders orders = context.getBean(Orders.class);
+      assertThat(orders.failing(new Account("ann"))).isEqualTo("ok");
+      assertThatThrownBy(() -> orders.failing(null)).isInstanceOf(IllegalStateException.class)
+          .hasMessageStartingWith("@RateLimited on " + Orders.class.getName() + ".failing: key expression"
+              + " '#user.name' failed: ");
     });
   }
 

@@ -1,11 +1,9 @@
-package dev.ratelimit.spring;
+package dev.ratelimit.internal.expression;
 
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.springframework.beans.factory.BeanFactory;
-import org.springframework.context.expression.BeanFactoryResolver;
-import org.springframework.context.expression.MapAccessor;
+import java.util.function.Supplier;
 import org.springframework.expression.BeanResolver;
 import org.springframework.expression.ConstructorResolver;
 import org.springframework.expression.EvaluationContext;
@@ -18,23 +16,20 @@ import org.springframework.expression.TypeLocator;
 import org.springframework.expression.TypedValue;
 import org.springframework.expression.spel.SpelEvaluationException;
 import org.springframework.expression.spel.SpelMessage;
-import org.springframework.expression.spel.support.DataBindingMethodResolver;
-import org.springframework.expression.spel.support.DataBindingPropertyAccessor;
 import org.springframework.expression.spel.support.StandardOperatorOverloader;
 import org.springframework.expression.spel.support.StandardTypeComparator;
 import org.springframework.expression.spel.support.StandardTypeConverter;
 
 /**
- * The context key and cost expressions run in: variables, read-only properties, instance methods
- * of data objects and {@code @bean} references; no type references ({@code T(...)}), no
- * constructors, no {@code java.lang.Class} methods, no assignment. The resolvers are shared; each
- * evaluation only allocates its variables.
+ * The context a {@link Sandbox}'s expressions run in: its variables, the property readers, method
+ * resolvers and beans the sandbox allows, and nothing else: no type locator, no constructors, no
+ * assignment, a null root object. The second fence: what got past {@link Sandbox#parse} still
+ * cannot run. Each evaluation allocates only its variables. Not thread-safe: one per evaluation.
+ *
+ * <p>Internal: shared by the servlet filter and the Spring Boot starter. Not an API; it may change
+ * in any release.
  */
-final class SandboxedEvaluationContext implements EvaluationContext {
-  private static final List<PropertyAccessor> PROPERTY_ACCESSORS =
-      List.of(new MapAccessor(), DataBindingPropertyAccessor.forReadOnlyAccess());
-  private static final List<MethodResolver> METHOD_RESOLVERS =
-      List.of(DataBindingMethodResolver.forInstanceMethodInvocation());
+public final class SandboxContext implements EvaluationContext {
   private static final TypeLocator NO_TYPES = typeName -> {
     throw new SpelEvaluationException(SpelMessage.TYPE_NOT_FOUND, typeName);
   };
@@ -42,16 +37,11 @@ final class SandboxedEvaluationContext implements EvaluationContext {
   private static final TypeComparator COMPARATOR = new StandardTypeComparator();
   private static final OperatorOverloader OPERATORS = new StandardOperatorOverloader();
 
-  private final BeanResolver beans;
+  private final Sandbox sandbox;
   private final Map<String, Object> variables = new HashMap<>();
 
-  SandboxedEvaluationContext(BeanResolver beans) {
-    this.beans = beans;
-  }
-
-  /** A resolver for {@code @name} references to the beans of {@code beanFactory}. */
-  static BeanResolver beansOf(BeanFactory beanFactory) {
-    return new BeanFactoryResolver(beanFactory);
+  SandboxContext(Sandbox sandbox) {
+    this.sandbox = sandbox;
   }
 
   @Override
@@ -61,7 +51,7 @@ final class SandboxedEvaluationContext implements EvaluationContext {
 
   @Override
   public List<PropertyAccessor> getPropertyAccessors() {
-    return PROPERTY_ACCESSORS;
+    return sandbox.propertyAccessors;
   }
 
   @Override
@@ -71,12 +61,12 @@ final class SandboxedEvaluationContext implements EvaluationContext {
 
   @Override
   public List<MethodResolver> getMethodResolvers() {
-    return METHOD_RESOLVERS;
+    return sandbox.methodResolvers;
   }
 
   @Override
   public BeanResolver getBeanResolver() {
-    return beans;
+    return sandbox.beans;
   }
 
   @Override
@@ -105,7 +95,7 @@ final class SandboxedEvaluationContext implements EvaluationContext {
   }
 
   /** Sets {@code name} to what {@code value} gives, computed on its first lookup (not at all if unused). */
-  void setLazyVariable(String name, java.util.function.Supplier<?> value) {
+  public void setLazyVariable(String name, Supplier<?> value) {
     variables.put(name, new Lazy(value));
   }
 
@@ -120,7 +110,7 @@ final class SandboxedEvaluationContext implements EvaluationContext {
   }
 
   /** A variable's value, not computed yet. */
-  private record Lazy(java.util.function.Supplier<?> value) {}
+  private record Lazy(Supplier<?> value) {}
 
   @Override
   public boolean isAssignmentEnabled() {
