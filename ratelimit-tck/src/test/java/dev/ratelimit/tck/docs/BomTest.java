@@ -1,60 +1,22 @@
 package dev.ratelimit.tck.docs;
 
+import static dev.ratelimit.tck.docs.Poms.all;
+import static dev.ratelimit.tck.docs.Poms.child;
+import static dev.ratelimit.tck.docs.Poms.parse;
+import static dev.ratelimit.tck.docs.Poms.pom;
+import static dev.ratelimit.tck.docs.Poms.publishedModules;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayInputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.util.ArrayList;
 import java.util.List;
-import javax.xml.parsers.DocumentBuilderFactory;
 import org.junit.jupiter.api.Test;
-import org.w3c.dom.Document;
 import org.w3c.dom.Element;
-import org.w3c.dom.NodeList;
 
 /**
  * ratelimit-bom manages every published module at the project's version, and the install blocks
  * of README.md and docs/getting-started.md import that BOM and name only modules it manages.
  */
 class BomTest {
-  private static Element parse(String xml) throws Exception {
-    DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
-    Document doc = factory.newDocumentBuilder().parse(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
-    return doc.getDocumentElement();
-  }
-
-  private static Element pom(String path) throws Exception {
-    return parse(Files.readString(DocPage.root().resolve(path), StandardCharsets.UTF_8));
-  }
-
-  /** The text of the first direct child of {@code parent} named {@code name}, or null. */
-  private static String child(Element parent, String name) {
-    NodeList nodes = parent.getChildNodes();
-    for (int i = 0; i < nodes.getLength(); i++) {
-      if (nodes.item(i) instanceof Element e && e.getTagName().equals(name)) {
-        return e.getTextContent().strip();
-      }
-    }
-    return null;
-  }
-
-  private static List<Element> all(Element root, String name) {
-    NodeList nodes = root.getElementsByTagName(name);
-    List<Element> elements = new ArrayList<>();
-    for (int i = 0; i < nodes.getLength(); i++) {
-      elements.add((Element) nodes.item(i));
-    }
-    return elements;
-  }
-
-  /** The parent's modules that users depend on: not the BOM itself, the examples or the benchmarks. */
-  private static List<String> publishedModules() throws Exception {
-    return all(pom("pom.xml"), "module").stream().map(Element::getTextContent)
-        .filter(m -> !m.startsWith("examples/") && !m.startsWith("ratelimit-bench") && !m.equals("ratelimit-bom"))
-        .toList();
-  }
-
   private static List<String> managed() throws Exception {
     Element bom = pom("ratelimit-bom/pom.xml");
     return all(bom, "dependency").stream().map(d -> child(d, "artifactId")).toList();

@@ -1,0 +1,92 @@
+package dev.ratelimit.tck.docs;
+
+import static dev.ratelimit.tck.docs.Poms.all;
+import static dev.ratelimit.tck.docs.Poms.child;
+import static dev.ratelimit.tck.docs.Poms.element;
+import static dev.ratelimit.tck.docs.Poms.modules;
+import static dev.ratelimit.tck.docs.Poms.pom;
+import static dev.ratelimit.tck.docs.Poms.property;
+import static dev.ratelimit.tck.docs.Poms.publishedModules;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.w3c.dom.Element;
+
+/**
+ * The licence, and what Maven Central requires of every published POM: name, description, url,
+ * licenses, scm and developers. The examples and the benchmarks are never deployed.
+ */
+class PublishingTest {
+  private static final List<String> INHERITED = List.of("url", "licenses", "developers", "scm");
+
+  @Test
+  void theLicenceIsApache2AndThePomsSayIt() throws Exception {
+    String licence = Files.readString(DocPage.root().resolve("LICENSE"), StandardCharsets.UTF_8);
+    assertThat(licence).contains("Apache License", "Version 2.0, January 2004", "END OF TERMS AND CONDITIONS");
+    Element license = all(pom("pom.xml"), "license").get(0);
+    assertThat(child(license, "name")).isEqualTo("Apache-2.0");
+    assertThat(child(license, "url")).isEqualTo("https://www.apache.org/licenses/LICENSE-2.0.txt");
+  }
+
+  @Test
+  void theParentGivesEveryPublishedModuleItsUrlLicencesDevelopersAndScm() throws Exception {
+    Element parent = pom("pom.xml");
+    assertThat(child(parent, "url")).startsWith("https://");
+    for (Element license : all(parent, "license")) {
+      assertThat(child(license, "name")).isNotBlank();
+      assertThat(child(license, "url")).startsWith("https://");
+    }
+    assertThat(all(parent, "license")).hasSize(1);
+    assertThat(all(parent, "developer")).isNotEmpty().allSatisfy(d -> assertThat(child(d, "name")).isNotBlank());
+    Element scm = element(parent, "scm");
+    assertThat(child(scm, "connection")).startsWith("scm:git:");
+    assertThat(child(scm, "developerConnection")).startsWith("scm:git:");
+    assertThat(child(scm, "url")).isEqualTo(child(parent, "url"));
+    // else a child inherits url and scm with its artifactId appended: pages that do not exist
+    assertThat(parent.getAttribute("child.project.url.inherit.append.path")).isEqualTo("false");
+    for (String part : List.of("connection", "developerConnection", "url")) {
+      assertThat(scm.getAttribute("child.scm." + part + ".inherit.append.path")).as(part).isEqualTo("false");
+    }
+
+    assertThat(publishedModules()).contains("ratelimit-core", "ratelimit-spring-boot-starter");
+    for (String module : publishedModules()) {
+      Element pom = pom(module + "/pom.xml");
+      assertThat(child(element(pom, "parent"), "artifactId")).as(module).isEqualTo("ratelimit-parent");
+      assertThat(child(pom, "name")).as(module).isNotBlank();
+      assertThat(child(pom, "description")).as(module).isNotBlank();
+      for (String inherited : INHERITED) {
+        assertThat(element(pom, inherited)).as(module + " inherits the parent's " + inherited).isNull();
+      }
+    }
+  }
+
+  @Test
+  void theBomWithoutAParentRepeatsTheParentsMetadata() throws Exception {
+    Element parent = pom("pom.xml");
+    Element bom = pom("ratelimit-bom/pom.xml");
+    assertThat(child(bom, "name")).isNotBlank();
+    assertThat(child(bom, "description")).isNotBlank();
+    for (String part : INHERITED) {
+      assertThat(element(bom, part)).as(part).isNotNull();
+      assertThat(normalized(element(bom, part))).as(part).isEqualTo(normalized(element(parent, part)));
+    }
+  }
+
+  @Test
+  void theExamplesAndTheBenchmarksAreNeverDeployed() throws Exception {
+    List<String> applications = modules().stream()
+        .filter(m -> m.startsWith("examples/") || m.startsWith("ratelimit-bench")).toList();
+    assertThat(applications).contains("examples/spring-boot-demo", "ratelimit-bench", "ratelimit-bench/front-door");
+    for (String module : applications) {
+      assertThat(property(module, "maven.deploy.skip")).as(module).isEqualTo("true");
+    }
+    assertThat(publishedModules()).doesNotContainAnyElementsOf(applications);
+  }
+
+  private static String normalized(Element element) {
+    return element.getTextContent().replaceAll("\\s+", " ").strip();
+  }
+}
