@@ -64,6 +64,18 @@ class PublishingTest {
   }
 
   @Test
+  void everyPublishedModuleNamesItsModuleAndHasItsJarTested() throws Exception {
+    for (String module : publishedModules()) {
+      assertThat(all(pom(module + "/pom.xml"), "Automatic-Module-Name")).as(module).hasSize(1)
+          .allSatisfy(name -> assertThat(name.getTextContent()).startsWith("dev.ratelimit."));
+    }
+    // ArtifactJarsTest opens the jars of the modules that ratelimit-artifact-tests depends on
+    List<String> tested = all(pom("ratelimit-artifact-tests/pom.xml"), "dependency").stream()
+        .filter(d -> "dev.ratelimit".equals(child(d, "groupId"))).map(d -> child(d, "artifactId")).toList();
+    assertThat(tested).containsExactlyInAnyOrderElementsOf(publishedModules());
+  }
+
+  @Test
   void theBomWithoutAParentRepeatsTheParentsMetadata() throws Exception {
     Element parent = pom("pom.xml");
     Element bom = pom("ratelimit-bom/pom.xml");
