@@ -8,10 +8,13 @@ import static dev.ratelimit.tck.docs.Poms.pom;
 import static dev.ratelimit.tck.docs.Poms.property;
 import static dev.ratelimit.tck.docs.Poms.publishedModules;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.w3c.dom.Element;
 
@@ -96,6 +99,40 @@ class PublishingTest {
       assertThat(property(module, "maven.deploy.skip")).as(module).isEqualTo("true");
     }
     assertThat(publishedModules()).doesNotContainAnyElementsOf(applications);
+  }
+
+  @Test
+  void theReleaseProfileBuildsSourcesJavadocAndSignaturesOfThePublishedModulesOnly() throws Exception {
+    Element parent = pom("pom.xml");
+    Map<String, String> goals = new HashMap<>();
+    for (Element plugin : all(release(parent), "plugin")) {
+      goals.put(child(plugin, "artifactId"), all(plugin, "goal").get(0).getTextContent());
+    }
+    assertThat(goals).containsOnly(entry("maven-source-plugin", "jar-no-fork"),
+        entry("maven-javadoc-plugin", "jar"), entry("maven-gpg-plugin", "sign"));
+    Map<String, String> versions = new HashMap<>();
+    for (Element plugin : all(element(element(parent, "build"), "pluginManagement"), "plugin")) {
+      versions.put(child(plugin, "artifactId"), child(plugin, "version"));
+    }
+    assertThat(versions).as("pinned in pluginManagement").containsKeys(goals.keySet().toArray(String[]::new));
+    // the BOM, without the parent, signs its POM with the same plugin
+    Element bomGpg = all(release(pom("ratelimit-bom/pom.xml")), "plugin").get(0);
+    assertThat(child(bomGpg, "artifactId")).isEqualTo("maven-gpg-plugin");
+    assertThat(child(bomGpg, "version")).isEqualTo(property(".", "gpg-plugin.version"));
+
+    List<String> published = publishedModules();
+    List<String> unpublished = modules().stream().filter(m -> !published.contains(m))
+        .filter(m -> !m.equals("ratelimit-bom")).toList();
+    assertThat(unpublished).contains("examples/ratelimit-service", "ratelimit-bench", "ratelimit-test-support");
+    for (String module : unpublished) {
+      for (String skip : List.of("maven.deploy.skip", "maven.source.skip", "maven.javadoc.skip", "gpg.skip")) {
+        assertThat(property(module, skip)).as(module + " " + skip).isEqualTo("true");
+      }
+    }
+  }
+
+  private static Element release(Element pom) {
+    return all(pom, "profile").stream().filter(p -> "release".equals(child(p, "id"))).findFirst().orElseThrow();
   }
 
   private static String normalized(Element element) {
