@@ -8,15 +8,22 @@ import static dev.ratelimit.tck.docs.Poms.publishedModules;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.w3c.dom.Element;
 
 /**
  * ratelimit-bom manages every published module at the project's version, and the install blocks
- * of README.md and docs/getting-started.md import that BOM and name only modules it manages.
+ * of README.md (Maven and Gradle) and docs/getting-started.md import that BOM and name only
+ * modules it manages; the README's name the starter.
  */
 class BomTest {
+  /** What follows {@code dev.ratelimit:} in a Gradle coordinate: an artifactId and maybe a version. */
+  private static final Pattern COORDINATES = Pattern.compile("\"dev\\.ratelimit:([^\"]+)\"");
+
   private static List<String> managed() throws Exception {
     Element bom = pom("ratelimit-bom/pom.xml");
     return all(bom, "dependency").stream().map(d -> child(d, "artifactId")).toList();
@@ -57,6 +64,23 @@ class BomTest {
       assertThat(DocPage.read(page).text()).as(page).contains("./mvnw -B install -DskipTests")
           .contains("not on Maven Central yet");
     }
+    Element readme = parse("<project>" + DocPage.read("README.md").block("xml", "ratelimit-bom") + "</project>");
+    assertThat(all(readme, "artifactId")).extracting(Element::getTextContent)
+        .contains("ratelimit-spring-boot-starter");
+  }
+
+  @Test
+  void theReadmesGradleBlockImportsTheBomAndNamesModulesItManages() throws Exception {
+    String block = DocPage.read("README.md").block("kotlin", "ratelimit-bom");
+    Matcher m = COORDINATES.matcher(block);
+    List<String> coordinates = new ArrayList<>();
+    while (m.find()) {
+      coordinates.add(m.group(1));
+    }
+    assertThat(coordinates.get(0)).isEqualTo("ratelimit-bom:" + child(pom("pom.xml"), "version"));
+    assertThat(block).contains("platform(\"dev.ratelimit:" + coordinates.get(0) + "\")");
+    assertThat(coordinates.subList(1, coordinates.size())).as("the BOM gives the versions")
+        .contains("ratelimit-spring-boot-starter").allSatisfy(a -> assertThat(managed()).contains(a));
   }
 
 }
