@@ -1,59 +1,28 @@
 package dev.ratelimit.tck.docs;
 
+import static dev.ratelimit.tck.docs.Poms.all;
+import static dev.ratelimit.tck.docs.Poms.child;
+import static dev.ratelimit.tck.docs.Poms.parse;
+import static dev.ratelimit.tck.docs.Poms.pom;
+import static dev.ratelimit.tck.docs.Poms.publishedModules;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayInputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
-import javax.xml.parsers.DocumentBuilderFactory;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
-import org.w3c.dom.Document;
 import org.w3c.dom.Element;
-import org.w3c.dom.NodeList;
 
 /**
  * ratelimit-bom manages every published module at the project's version, and the install blocks
- * of README.md and docs/getting-started.md import that BOM and name only modules it manages.
+ * of README.md (Maven and Gradle) and docs/getting-started.md import that BOM and name only
+ * modules it manages; the README's name the starter.
  */
 class BomTest {
-  private static Element parse(String xml) throws Exception {
-    DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
-    Document doc = factory.newDocumentBuilder().parse(new ByteArrayInputStream(xml.getBytes(StandardCharsets.UTF_8)));
-    return doc.getDocumentElement();
-  }
-
-  private static Element pom(String path) throws Exception {
-    return parse(Files.readString(DocPage.root().resolve(path), StandardCharsets.UTF_8));
-  }
-
-  /** The text of the first direct child of {@code parent} named {@code name}, or null. */
-  private static String child(Element parent, String name) {
-    NodeList nodes = parent.getChildNodes();
-    for (int i = 0; i < nodes.getLength(); i++) {
-      if (nodes.item(i) instanceof Element e && e.getTagName().equals(name)) {
-        return e.getTextContent().strip();
-      }
-    }
-    return null;
-  }
-
-  private static List<Element> all(Element root, String name) {
-    NodeList nodes = root.getElementsByTagName(name);
-    List<Element> elements = new ArrayList<>();
-    for (int i = 0; i < nodes.getLength(); i++) {
-      elements.add((Element) nodes.item(i));
-    }
-    return elements;
-  }
-
-  /** The parent's modules that users depend on: not the BOM itself, the examples or the benchmarks. */
-  private static List<String> publishedModules() throws Exception {
-    return all(pom("pom.xml"), "module").stream().map(Element::getTextContent)
-        .filter(m -> !m.startsWith("examples/") && !m.startsWith("ratelimit-bench") && !m.equals("ratelimit-bom"))
-        .toList();
-  }
+  /** What follows {@code dev.ratelimit:} in a Gradle coordinate: an artifactId and maybe a version. */
+  private static final Pattern COORDINATES = Pattern.compile("\"dev\\.ratelimit:([^\"]+)\"");
 
   private static List<String> managed() throws Exception {
     Element bom = pom("ratelimit-bom/pom.xml");
@@ -95,6 +64,23 @@ class BomTest {
       assertThat(DocPage.read(page).text()).as(page).contains("./mvnw -B install -DskipTests")
           .contains("not on Maven Central yet");
     }
+    Element readme = parse("<project>" + DocPage.read("README.md").block("xml", "ratelimit-bom") + "</project>");
+    assertThat(all(readme, "artifactId")).extracting(Element::getTextContent)
+        .contains("ratelimit-spring-boot-starter");
+  }
+
+  @Test
+  void theReadmesGradleBlockImportsTheBomAndNamesModulesItManages() throws Exception {
+    String block = DocPage.read("README.md").block("kotlin", "ratelimit-bom");
+    Matcher m = COORDINATES.matcher(block);
+    List<String> coordinates = new ArrayList<>();
+    while (m.find()) {
+      coordinates.add(m.group(1));
+    }
+    assertThat(coordinates.get(0)).isEqualTo("ratelimit-bom:" + child(pom("pom.xml"), "version"));
+    assertThat(block).contains("platform(\"dev.ratelimit:" + coordinates.get(0) + "\")");
+    assertThat(coordinates.subList(1, coordinates.size())).as("the BOM gives the versions")
+        .contains("ratelimit-spring-boot-starter").allSatisfy(a -> assertThat(managed()).contains(a));
   }
 
 }
