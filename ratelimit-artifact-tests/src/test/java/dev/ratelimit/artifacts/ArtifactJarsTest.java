@@ -30,6 +30,7 @@ class ArtifactJarsTest {
   private static final Map<String, String> MODULE_NAMES = Map.of(
       "ratelimit-core", "dev.ratelimit.core",
       "ratelimit-redis", "dev.ratelimit.redis",
+      "ratelimit-expressions", "dev.ratelimit.expressions",
       "ratelimit-servlet", "dev.ratelimit.servlet",
       "ratelimit-annotations", "dev.ratelimit.annotations",
       "ratelimit-spring-boot-starter", "dev.ratelimit.spring",
