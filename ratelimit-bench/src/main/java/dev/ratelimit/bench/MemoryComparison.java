@@ -197,6 +197,7 @@ public final class MemoryComparison {
         }
       }
     }
+    java.util.Map<Algorithm, double[]> scalings = new java.util.LinkedHashMap<>();
     for (Algorithm a : algorithms) {
       double[][] runs = new double[8][rounds];
       for (int r = 0; r < rounds; r++) {
@@ -213,6 +214,7 @@ public final class MemoryComparison {
           median(runs[0]), median(runs[1]), medianRatio(runs[1], runs[0]), median(runs[2]), median(runs[3]),
           medianRatio(runs[3], runs[2]), median(runs[4]), median(runs[5]), medianRatio(runs[5], runs[4]),
           medianRatio(runs[7], runs[6]));
+      scalings.put(a, new double[] {medianRatio(runs[1], runs[0]), medianRatio(runs[5], runs[4])});
     }
     // the bare map last: a third class of checker at the call sites they share would make them
     // megamorphic, and the compiler would stop inlining ours and Bucket4j's checks there
@@ -235,6 +237,13 @@ public final class MemoryComparison {
         + " A cache line's round trip between the two threads: %.0f ns%n",
         median(bare[0]), median(bare[1]), medianRatio(bare[1], bare[0]), medianRatio(bare[3], bare[2]),
         crossCoreRoundTripNanos());
+    double bareScaling = medianRatio(bare[1], bare[0]);
+    System.out.println();
+    System.out.println("Scaling against the bare map's (the same run; target for check ≥ 0.9):");
+    System.out.println("| algorithm      | check scaling / bare map's | tryAcquire scaling / bare map's |");
+    System.out.println("|----------------|----------------------------|---------------------------------|");
+    scalings.forEach((a, v) -> System.out.printf(Locale.ROOT, "| %-14s | %26.2f | %31.2f |%n", a,
+        v[0] / bareScaling, v[1] / bareScaling));
   }
 
   /** The median over rounds of {@code over[r] / under[r]}. */

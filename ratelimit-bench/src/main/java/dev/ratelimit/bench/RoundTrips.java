@@ -93,6 +93,10 @@ public final class RoundTrips {
         System.out.printf(Locale.ROOT, "| checkAll (3 policies) | %7.1f | %7.1f |%n", p50All,
             all[(int) (SAMPLES * 0.99)] / 1e3);
         System.out.printf(Locale.ROOT, "p50 checkAll / p50 check = %.2f%n", p50All / p50One);
+        double serverOne = serverMicros(server, check);
+        double serverAll = serverMicros(server, checkAll);
+        System.out.printf(Locale.ROOT, "server time per EVALSHA (INFO commandstats, %d calls each, no MONITOR):"
+            + " check %.2f µs, checkAll %.2f µs, ratio %.2f%n", N, serverOne, serverAll, serverAll / serverOne);
       }
     } finally {
       BenchRedis.shutdown(redisson);
@@ -125,6 +129,25 @@ public final class RoundTrips {
     System.out.printf(Locale.ROOT, "| %-21s | %5d | %7d | %12.3f | %17.3f | %16.3f | %-38s | %-25s |%n",
         label, N, evalsha, (double) evalsha / N, (double) total / N, (double) roundTrips / N,
         join(calls), join(sent));
+  }
+
+  /** The server's µs per {@code EVALSHA} over {@value #N} calls of {@code op}, from {@code INFO commandstats}. */
+  private static double serverMicros(RedisServer server, IntConsumer op) {
+    server.command("CONFIG", "RESETSTAT");
+    for (int i = 0; i < N; i++) {
+      op.accept(i);
+    }
+    String info = server.info("commandstats");
+    for (String line : info.split("\r?\n")) {
+      if (line.startsWith("cmdstat_evalsha:")) {
+        for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
+          if (field.startsWith("usec_per_call=")) {
+            return Double.parseDouble(field.substring("usec_per_call=".length()));
+          }
+        }
+      }
+    }
+    return Double.NaN;
   }
 
   private static String join(Map<String, Long> calls) {

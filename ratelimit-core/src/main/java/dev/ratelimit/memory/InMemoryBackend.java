@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -86,6 +87,10 @@ public final class InMemoryBackend implements Backend {
   private volatile long probationBound;
   /** Set when {@link #kept} dropped an entry: {@link #probationBound} may grow. */
   private volatile boolean boundStale;
+  /** Whether a thread is adjusting {@link #probationBound} now. */
+  private final AtomicBoolean adjusting = new AtomicBoolean();
+  /** Set by each request to adjust {@link #probationBound}; cleared by the adjustment that serves it. */
+  private volatile boolean adjustWanted;
   /** The cache's clock when a full store last asked the kept segment to free expired entries. */
   private volatile long fullCleanUpAt = Long.MIN_VALUE;
   /** Checks of new keys decided without keeping their state: the kept states filled the bound. */
@@ -519,13 +524,27 @@ public final class InMemoryBackend implements Backend {
     }
   }
 
-  /** Sets probation's bound to what the kept states leave of {@code maximumKeys}. */
-  private synchronized void adjustProbationBound() {
-    boundStale = false;
-    long room = Math.max(0, maximumKeys - kept.eviction.weightedSize().orElse(0));
-    if (room != probationBound) {
-      probationBound = room;
-      probation.eviction.setMaximum(room);
+  /**
+   * Sets probation's bound to what the kept states leave of {@code maximumKeys}. One thread at a
+   * time adjusts, and never waits for another: a thread that finds an adjustment running leaves its
+   * request for the running one, which adjusts again before it stops. A burst of new keys on many
+   * threads would otherwise queue every thread behind one lock, each for a pass of the caches'
+   * maintenance.
+   */
+  private void adjustProbationBound() {
+    adjustWanted = true;
+    while (adjustWanted && adjusting.compareAndSet(false, true)) {
+      try {
+        adjustWanted = false; // before reading: a change made after this read asks again
+        boundStale = false;
+        long room = Math.max(0, maximumKeys - kept.eviction.weightedSize().orElse(0));
+        if (room != probationBound) {
+          probationBound = room;
+          probation.eviction.setMaximum(room);
+        }
+      } finally {
+        adjusting.set(false);
+      }
     }
   }
 

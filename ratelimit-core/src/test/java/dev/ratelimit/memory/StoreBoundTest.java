@@ -108,4 +108,54 @@ class StoreBoundTest {
       assertThat(limiter.check("newcomer", p).allowed()).as("kept again").isFalse();
     }
   }
+
+  /**
+   * Eight threads each move 500 keys to the kept segment at once (a burst of new users, each
+   * checked twice): the bound's adjustment runs on one thread at a time without making the others
+   * wait, and once the burst is over the bound holds, every key is kept, and none lost its count.
+   */
+  @Test
+  void aBurstOfPromotionsOnManyThreadsKeepsTheBoundAndEveryCount() throws Exception {
+    ManualClock clock = ManualClock.at(T);
+    InMemoryBackend backend = InMemoryBackend.builder().maximumKeys(5_000).build();
+    Policy p = Policy.of(3, Duration.ofHours(1));
+    int threads = 8;
+    int perThread = 500;
+    try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backend).build()) {
+      java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads);
+      java.util.List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+      java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+      try {
+        for (int t = 0; t < threads; t++) {
+          int thread = t;
+          done.add(pool.submit(() -> {
+            start.await();
+            for (int i = 0; i < perThread; i++) {
+              String key = "user-" + thread + "-" + i;
+              limiter.check(key, p);
+              limiter.checkAll(key, java.util.List.of(p), 1); // the second check promotes
+            }
+            return null;
+          }));
+        }
+        for (java.util.concurrent.Future<?> f : done) {
+          f.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      assertThat(backend.keysNotHeld()).as("4,000 keys fit in 5,000").isZero();
+      assertThat(backend.size()).isEqualTo(threads * perThread);
+      for (int t = 0; t < threads; t++) {
+        for (int i = 0; i < perThread; i++) {
+          assertThat(limiter.check("user-" + t + "-" + i, p).remaining()).as("user-%d-%d", t, i).isZero();
+        }
+      }
+      for (int i = 0; i < 20_000; i++) {
+        limiter.check("one-off-" + i, p); // probation's bound is what the 4,000 kept leave
+      }
+      assertThat(backend.size()).as("the bound holds").isLessThanOrEqualTo(5_000);
+      assertThat(limiter.check("user-7-499", p).allowed()).as("kept through the flood").isFalse();
+    }
+  }
 }
