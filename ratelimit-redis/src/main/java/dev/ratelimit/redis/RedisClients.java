@@ -53,7 +53,8 @@ public final class RedisClients {
   /**
    * A client for the one server {@code url} names ({@link RedisUrl}: its user, password and
    * database), whose connect timeout and reply timeout are both {@code timeout}, with no retries;
-   * checked once as the class comment says (waiting at most twice {@code timeout}).
+   * checked once as the class comment says (waiting at most twice the connect timeout and the
+   * reply timeout together: four times {@code timeout}).
    *
    * @param property the setting {@code url} came from, named in messages, such as {@code
    *     ratelimit.redis.url}
@@ -79,7 +80,7 @@ public final class RedisClients {
         .setTimeout(millis)
         .setConnectTimeout(millis)
         .setRetryAttempts(0);
-    return open(config, timeout.multipliedBy(2), property + ": Redis at " + RedisUrl.redact(url),
+    return open(config, timeout.multipliedBy(4), property + ": Redis at " + RedisUrl.redact(url),
         "check the user, password (percent-encoded) and database in the URL");
   }
 
