@@ -143,6 +143,14 @@ public final class RedisServer implements AutoCloseable {
     return RedisBinary.find();
   }
 
+  /**
+   * Whether {@link #binary()} was built with TLS, which {@link Builder#tls} needs; tests that need
+   * it skip when it was not (Debian's redis-server and the embedded one have it).
+   */
+  public static boolean binarySupportsTls() {
+    return RedisBinary.supportsTls(binary());
+  }
+
   /** The shipped binary, extracted if it is not already (for tests of the fallback). */
   static Path embeddedBinary() {
     return RedisBinary.embedded();
