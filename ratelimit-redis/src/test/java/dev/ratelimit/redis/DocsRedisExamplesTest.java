@@ -26,6 +26,7 @@ class DocsRedisExamplesTest {
   void thePagesShowTheCodeThisTestRuns() {
     DocPage redis = DocPage.read("docs/redis.md");
     redis.assertRunBy(redis.block("java", "Redisson.create(config)"), SOURCE);
+    redis.assertRunBy(redis.block("java", "RedisClients.open(url,"), SOURCE);
     DocPage failures = DocPage.read("docs/failure-handling.md");
     failures.assertRunBy(failures.block("java", "LOCAL_FALLBACK"), SOURCE);
   }
@@ -34,6 +35,27 @@ class DocsRedisExamplesTest {
     Config config = new Config();
     config.useSingleServer().setAddress(server.url()).setTimeout(1_000).setRetryAttempts(0);
     return config;
+  }
+
+  @Test
+  void theUrlExampleOpensAClientWithTheUrlsUserAndDatabase() {
+    try (RedisServer server = RedisServer.builder().user("limiter", "s3cret").start()) {
+      String url = "redis://limiter:s3cret@" + server.host() + ":" + server.port() + "/3";
+      // --- as in the page
+      RedissonClient client = RedisClients.open(url,                 // e.g. redis://limiter:s3cret@cache:6379/0
+          Duration.ofMillis(200), "ratelimit.redis.url");              // the setting messages name; yours to shut down
+      RateLimiter limiter = RateLimiter.builder()
+          .backend(RedisBackend.builder(client).timeout(Duration.ofMillis(200)).build())
+          .build();
+      // ---
+      try {
+        assertThat(limiter.check("k", Policy.parse("1/1m")).isDegraded()).isFalse();
+        assertThat(server.info("keyspace")).as("as the limiter's user, in database 3").contains("db3:keys=1");
+      } finally {
+        limiter.close();
+        client.shutdown();
+      }
+    }
   }
 
   @Test

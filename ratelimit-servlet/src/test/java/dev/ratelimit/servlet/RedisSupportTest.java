@@ -81,7 +81,7 @@ class RedisSupportTest {
     String url = dev.ratelimit.tck.redis.RedisCluster.shared().nodes().get(0).url(); // 3 masters
     assertThatThrownBy(() -> RedisSupport.open(url, "rltest-cluster", Duration.ofSeconds(2)))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("ratelimit.redis.url").hasMessageContaining("is a node of a Redis Cluster of several")
+        .hasMessageContaining("ratelimit.redis.url").hasMessageContaining("is a node of a Redis Cluster of 3 nodes")
         .hasMessageContaining("RateLimitConfig.filterBuilder");
     // a cluster of one node holds every key: one connection serves it
     try (dev.ratelimit.tck.redis.RedisCluster single = dev.ratelimit.tck.redis.RedisCluster.start(1);
@@ -109,6 +109,20 @@ class RedisSupportTest {
           .hasMessageContaining("ratelimit.redis.url").hasMessageContaining("NOAUTH");
       try (Backend backend = RedisSupport.open("redis://limiter:s3cret@" + at, "p", Duration.ofSeconds(2))) {
         assertThat(backend.check("k", Policy.parse("1/1m"), 1, System.currentTimeMillis() * 1_000).allowed()).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void theFilesRedisClientWaitsForAConnectionAsLongAsForAReplyAndNeverRetries() {
+    try (RedisServer redis = RedisServer.start()) {
+      redis.stop(); // down: the configuration is still taken, and the client connects later
+      try (Backend backend = RedisSupport.open(redis.url(), "p", Duration.ofMillis(700))) {
+        org.redisson.config.SingleServerConfig server =
+            ((RedisSupport.OwningBackend) backend).client().getConfig().useSingleServer();
+        assertThat(server.getConnectTimeout()).isEqualTo(700);
+        assertThat(server.getTimeout()).isEqualTo(700);
+        assertThat(server.getRetryAttempts()).isZero();
       }
     }
   }

@@ -57,8 +57,11 @@ import java.util.Map;
 // after Redisson's own auto-configuration (redisson-spring-boot-starter), whose RedissonClient
 // ratelimit.backend=auto then sees and uses
 // after Boot's availability bean too: BackendReadiness answers Boot's readiness event after it has
+// after Boot's Redis auto-configuration: its connection details are what our own Redisson client
+// is built from
 @AutoConfiguration(afterName = {"org.redisson.spring.starter.RedissonAutoConfigurationV2",
     "org.redisson.spring.starter.RedissonAutoConfigurationV4",
+    "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
     "org.springframework.boot.autoconfigure.availability.ApplicationAvailabilityAutoConfiguration"})
 @ConditionalOnProperty(prefix = "ratelimit", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)

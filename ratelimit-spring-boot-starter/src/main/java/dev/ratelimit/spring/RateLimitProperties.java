@@ -317,8 +317,9 @@ public class RateLimitProperties {
   /** Where state lives. */
   public enum BackendType {
     /**
-     * Redis when {@code ratelimit.redis.url}, {@code spring.data.redis.url} or {@code spring.data.redis.host} is
-     * set or a RedissonClient bean is there, else memory.
+     * Redis when {@code ratelimit.redis.url}, {@code spring.data.redis.url}, {@code host}, {@code
+     * sentinel.nodes} or {@code cluster.nodes} is set, a Redis service connection or a
+     * RedissonClient bean is there, else memory.
      */
     AUTO,
     /** The in-memory backend: one limit per instance. */
@@ -401,7 +402,10 @@ public class RateLimitProperties {
 
   /** The Redis backend. */
   public static class Redis {
-    /** Redis URL (redis://host:port) for a client of our own when there is no RedissonClient bean. */
+    /**
+     * Redis URL (redis://[user:password@]host[:port][/database], rediss:// for TLS) of one server,
+     * for a client of our own when there is no RedissonClient bean; before Boot's spring.data.redis.
+     */
     private String url;
 
     /** The first part of every key. */
@@ -409,7 +413,8 @@ public class RateLimitProperties {
 
     /**
      * How long one Redis call may take (Redisson's timeout); when not set, never longer than
-     * {@code ratelimit.timeout}; set longer than it, start-up fails.
+     * {@code ratelimit.timeout} nor, for Boot's Redis, spring.data.redis.timeout; set longer than
+     * {@code ratelimit.timeout}, start-up fails.
      */
     private Duration timeout = Duration.ofMillis(200);
 

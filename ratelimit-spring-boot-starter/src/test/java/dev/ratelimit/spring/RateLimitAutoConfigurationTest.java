@@ -199,12 +199,12 @@ class RateLimitAutoConfigurationTest {
         .hasStackTraceContaining("ratelimit.redis.timeout (1000 ms) is longer than ratelimit.timeout (250 ms)"));
     runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=redis://127.0.0.1:1",
         "ratelimit.timeout=150ms").run(context -> assertThat(context).hasNotFailed());
-    assertThat(RedisBackendConfiguration.redisUrl(new RateLimitProperties(),
+    assertThat(RedisBackendConfiguration.bootRedisUrl(
         new org.springframework.mock.env.MockEnvironment().withProperty("spring.data.redis.host", "::1")))
         .as("an IPv6 host in brackets").isEqualTo("redis://[::1]:6379");
     RateLimitProperties shortWait = new RateLimitProperties();
     shortWait.setTimeout(Duration.ofMillis(150));
-    assertThat(RedisBackendConfiguration.redisTimeout(shortWait, new org.springframework.mock.env.MockEnvironment()))
+    assertThat(RedisBackendConfiguration.redisTimeout(shortWait, new org.springframework.mock.env.MockEnvironment(), null))
         .as("the default Redis timeout, shortened to the limiter's").isEqualTo(Duration.ofMillis(150));
     runner.withPropertyValues("ratelimit.local-fallback-share=1.5").run(context -> assertThat(context).hasFailed()
         .getFailure().hasStackTraceContaining("1.5"));
@@ -282,10 +282,20 @@ class RateLimitAutoConfigurationTest {
             assertThat(limiter.check("k", p).isDegraded()).as("Redis answered").isFalse();
             assertThat(limiter.check("k", p).allowed()).isFalse();
           });
+      // refused by Redis: start-up fails, where every check would have fallen to the failure mode
       runner.withPropertyValues("spring.data.redis.host=" + redis.host(), "spring.data.redis.port=" + redis.port(),
           "spring.data.redis.username=limiter", "spring.data.redis.password=wrong", prefix, "ratelimit.timeout=2s")
-          .run(context -> assertThat(context.getBean(RateLimiter.class).check("k", Policy.parse("1/1m")).isDegraded())
-              .as("refused by Redis: the failure mode decided").isTrue());
+          .run(context -> assertThat(context).hasFailed().getFailure()
+              .hasStackTraceContaining("spring.data.redis: Redis at redis://" + redis.host() + ":" + redis.port()
+                  + " refused the connection (WRONGPASS")
+              .hasStackTraceContaining("check spring.data.redis.username and spring.data.redis.password")
+              .satisfies(e -> assertThat(stackTrace(e)).doesNotContain("wrong")));
+      runner.withPropertyValues("ratelimit.backend=redis",
+          "ratelimit.redis.url=redis://limiter:hunter2@" + redis.host() + ":" + redis.port(), prefix)
+          .run(context -> assertThat(context).hasFailed().getFailure()
+              .hasStackTraceContaining("ratelimit.redis.url: Redis at redis://***@" + redis.host() + ":"
+                  + redis.port() + " refused the connection (WRONGPASS")
+              .satisfies(e -> assertThat(stackTrace(e)).doesNotContain("hunter2")));
       // credentials in ratelimit.redis.url
       runner.withPropertyValues("ratelimit.backend=redis",
           "ratelimit.redis.url=redis://limiter:s3cret@" + redis.host() + ":" + redis.port(),
@@ -293,6 +303,34 @@ class RateLimitAutoConfigurationTest {
           .run(context -> assertThat(context.getBean(RateLimiter.class).check("k", Policy.parse("1/1m")).allowed())
               .as("the URL's user, who consumed the limit above").isFalse());
     }
+  }
+
+  private static String stackTrace(Throwable e) {
+    java.io.StringWriter out = new java.io.StringWriter();
+    e.printStackTrace(new java.io.PrintWriter(out));
+    return out.toString();
+  }
+
+  @Test
+  void aNodeOfAClusterOfSeveralInRatelimitRedisUrlFailsStartUp() {
+    String node = dev.ratelimit.tck.redis.RedisCluster.shared().nodes().get(0).url();
+    runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=" + node, "ratelimit.timeout=2s")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("ratelimit.redis.url: Redis at " + node + " is a node of a Redis Cluster of 3")
+            .hasStackTraceContaining("spring.data.redis.cluster.nodes"));
+  }
+
+  @Test
+  void theOwnClientOfRatelimitRedisUrlWaitsForAConnectionAsForAReply() {
+    runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=redis://127.0.0.1:1",
+        "ratelimit.timeout=300ms", "ratelimit.redis.timeout=300ms").run(context -> {
+          assertThat(context).hasNotFailed(); // Redis down: the application starts
+          org.redisson.config.SingleServerConfig server = context.getBean(RedisBackendConfiguration.OwnRedissonClient.class)
+              .client().getConfig().useSingleServer();
+          assertThat(server.getConnectTimeout()).isEqualTo(300);
+          assertThat(server.getTimeout()).isEqualTo(300);
+          assertThat(server.getRetryAttempts()).isZero();
+        });
   }
 
   @Test

@@ -28,6 +28,7 @@ final class RedisBinary {
 
   private static final Pattern VERSION = Pattern.compile("v=(\\d+)\\.(\\d+)\\.(\\d+)");
   private static final Map<Path, String> VERSIONS = new ConcurrentHashMap<>();
+  private static final Map<Path, Boolean> TLS = new ConcurrentHashMap<>();
   private static Path embedded; // guarded by RedisBinary.class
 
   private RedisBinary() {}
@@ -158,6 +159,30 @@ final class RedisBinary {
           "no redis-server on PATH, and embedded-redis ships no binary for " + os + "/" + arch);
     }
     return "redis-server-" + EMBEDDED_VERSION + "-" + o + "-" + a;
+  }
+
+  /**
+   * Whether {@code binary} was built with TLS: it names OpenSSL's {@code SSL_CTX_new} (linked
+   * dynamically, it is in the symbol table; statically, in the code). Read once per binary.
+   */
+  static boolean supportsTls(Path binary) {
+    return TLS.computeIfAbsent(binary, RedisBinary::namesOpenSsl);
+  }
+
+  private static boolean namesOpenSsl(Path binary) {
+    byte[] needle = "SSL_CTX_new".getBytes(StandardCharsets.US_ASCII);
+    try (InputStream in = new java.io.BufferedInputStream(Files.newInputStream(binary), 1 << 16)) {
+      int matched = 0;
+      for (int b = in.read(); b != -1; b = in.read()) {
+        matched = b == needle[matched] ? matched + 1 : (b == needle[0] ? 1 : 0);
+        if (matched == needle.length) {
+          return true;
+        }
+      }
+      return false;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + binary, e);
+    }
   }
 
   /** The version {@code binary --version} reports, such as {@code 7.0.15}; cached per binary. */

@@ -17,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * A redis-server for tests: one this JVM started and owns ({@link #start()}), or one it was
@@ -58,10 +59,13 @@ public final class RedisServer implements AutoCloseable {
   private final boolean owned;
   private final Deque<RespConnection> idle = new ConcurrentLinkedDeque<>();
 
-  // for a server given by URL
+  // how the server's own client logs in: for a server given by URL, from the URL; for an owned one,
+  // the user or password it was started with
   private final String user;
   private final String password;
   private final int db;
+  /** TLS for the server's own client; null: plain TCP. */
+  private final SSLSocketFactory tls;
 
   // for an owned server
   private final List<String> commandLine;
@@ -72,7 +76,7 @@ public final class RedisServer implements AutoCloseable {
   private boolean closed; // guarded by this
 
   private RedisServer(
-      String host, int port, String url, String user, String password, int db,
+      String host, int port, String url, String user, String password, int db, SSLSocketFactory tls,
       List<String> commandLine, Path dir) {
     this.host = host;
     this.port = port;
@@ -81,6 +85,7 @@ public final class RedisServer implements AutoCloseable {
     this.user = user;
     this.password = password;
     this.db = db;
+    this.tls = tls;
     this.commandLine = commandLine;
     this.dir = dir;
   }
@@ -110,7 +115,21 @@ public final class RedisServer implements AutoCloseable {
    * port taken meanwhile by someone else is retried with another port.
    */
   public static RedisServer start() {
-    return start(binary(), false);
+    return builder().start();
+  }
+
+  /**
+   * A builder for a server this JVM owns, started as {@link #start()} does and with more: a
+   * password, an ACL user, TLS, a replica, Sentinel, or any other flags.
+   *
+   * <pre>{@code
+   * try (RedisServer redis = RedisServer.builder().user("limiter", "s3cret").tls(certs).start()) {
+   *   redis.command("SET", "k", "v");      // the test's own client logs in as limiter, through TLS
+   * }
+   * }</pre>
+   */
+  public static Builder builder() {
+    return new Builder();
   }
 
   /**
@@ -122,6 +141,14 @@ public final class RedisServer implements AutoCloseable {
    */
   public static Path binary() {
     return RedisBinary.find();
+  }
+
+  /**
+   * Whether {@link #binary()} was built with TLS, which {@link Builder#tls} needs; tests that need
+   * it skip when it was not (Debian's redis-server and the embedded one have it).
+   */
+  public static boolean binarySupportsTls() {
+    return RedisBinary.supportsTls(binary());
   }
 
   /** The shipped binary, extracted if it is not already (for tests of the fallback). */
@@ -145,34 +172,77 @@ public final class RedisServer implements AutoCloseable {
       password = uri.getUserInfo().substring(colon + 1);
     }
     int port = uri.getPort() < 0 ? 6379 : uri.getPort();
-    return new RedisServer(uri.getHost(), port, url, user, password, db, null, null);
+    return new RedisServer(uri.getHost(), port, url, user, password, db, null, null, null);
   }
 
   /** Starts an owned server from {@code binary}; a cluster node also gets a free bus port. */
   static RedisServer start(Path binary, boolean clusterNode) {
+    Builder b = builder();
+    b.clusterNode = clusterNode;
+    return b.start(binary);
+  }
+
+  private static RedisServer start(Path binary, Builder options) {
     int major = RedisBinary.major(binary);
+    if (options.certificates != null && !RedisBinary.supportsTls(binary)) {
+      throw new TlsUnsupportedException(binary + " was built without TLS (it has no OpenSSL): it cannot serve "
+          + "--tls-port; put a redis-server built with TLS on PATH, or name one with -D" + RedisBinary.PROPERTY);
+    }
     PortTakenException taken = null;
     for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-      int port = freePort(clusterNode);
+      int port = freePort(options.clusterNode);
       Path dir;
       try {
         dir = Files.createTempDirectory("ratelimit-redis-" + port + "-");
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-      List<String> cmd = new ArrayList<>(List.of(binary.toString(),
-          "--bind", LOOPBACK, "--port", Integer.toString(port),
-          "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir.toString()));
-      if (major >= 7) {
-        cmd.addAll(List.of("--enable-debug-command", "local"));
+      List<String> cmd = new ArrayList<>(List.of(binary.toString()));
+      if (options.sentinelConfig != null) {
+        // Sentinel rewrites its configuration file: it must be a file of its own, writable
+        Path conf = dir.resolve("sentinel.conf");
+        try {
+          Files.writeString(conf, options.sentinelConfig, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+        cmd.addAll(List.of(conf.toString(), "--sentinel"));
       }
-      if (clusterNode) {
+      String plainPort = Integer.toString(port);
+      if (options.certificates != null) {
+        plainPort = "0"; // TLS only: no plain port at all
+        cmd.addAll(List.of("--tls-port", Integer.toString(port),
+            "--tls-cert-file", options.certificates.serverCertificate().toString(),
+            "--tls-key-file", options.certificates.serverKey().toString(),
+            "--tls-ca-cert-file", options.certificates.caCertificate().toString(),
+            "--tls-auth-clients", "no"));
+      }
+      cmd.addAll(List.of("--bind", LOOPBACK, "--port", plainPort, "--daemonize", "no", "--dir", dir.toString()));
+      if (options.sentinelConfig == null) {
+        cmd.addAll(List.of("--save", "", "--appendonly", "no"));
+        if (major >= 7) {
+          cmd.addAll(List.of("--enable-debug-command", "local"));
+        }
+      }
+      if (options.clusterNode) {
         cmd.addAll(List.of("--cluster-enabled", "yes",
             "--cluster-config-file", dir.resolve("nodes.conf").toString(),
             "--cluster-node-timeout", "2000"));
       }
-      RedisServer s =
-          new RedisServer(LOOPBACK, port, "redis://" + LOOPBACK + ":" + port, null, null, 0, cmd, dir);
+      if (options.password != null) {
+        cmd.addAll(List.of("--requirepass", options.password));
+      }
+      if (options.user != null) {
+        // the one user that may log in: a client that sends no credentials, or others, is refused
+        cmd.addAll(List.of("--user", "default", "off"));
+        cmd.addAll(List.of("--user", options.user, "on", ">" + options.userPassword, "~*", "&*", "+@all"));
+      }
+      cmd.addAll(options.args);
+      String scheme = options.certificates != null ? "rediss" : "redis";
+      SSLSocketFactory tls = options.certificates == null ? null
+          : options.certificates.clientContext().getSocketFactory();
+      RedisServer s = new RedisServer(LOOPBACK, port, scheme + "://" + LOOPBACK + ":" + port,
+          options.user, options.user != null ? options.userPassword : options.password, 0, tls, cmd, dir);
       try {
         s.launch();
         return s;
@@ -198,7 +268,10 @@ public final class RedisServer implements AutoCloseable {
     return port;
   }
 
-  /** {@code redis://127.0.0.1:PORT} for an owned server; the given URL for one this JVM does not own. */
+  /**
+   * {@code redis://127.0.0.1:PORT} for an owned server ({@code rediss://} with TLS); the given URL
+   * for one this JVM does not own. Never with the credentials.
+   */
   public String url() {
     return url;
   }
@@ -395,7 +468,7 @@ public final class RedisServer implements AutoCloseable {
         }
         throw new IllegalStateException(msg);
       }
-      try (RespConnection c = RespConnection.open(LOOPBACK, port, PROBE_TIMEOUT_MS)) {
+      try (RespConnection c = connect(PROBE_TIMEOUT_MS)) {
         if ("PONG".equals(c.call("PING"))) {
           String info = (String) c.call("INFO", "server");
           if (!info.contains("process_id:" + p.pid() + "\r\n")) {
@@ -445,7 +518,12 @@ public final class RedisServer implements AutoCloseable {
   }
 
   private RespConnection connect() throws IOException {
-    RespConnection c = RespConnection.open(host, port);
+    return connect(RespConnection.READ_TIMEOUT_MS);
+  }
+
+  /** A connection, logged in and on the database, whose replies may take up to {@code readTimeoutMs}. */
+  private RespConnection connect(int readTimeoutMs) throws IOException {
+    RespConnection c = RespConnection.open(host, port, readTimeoutMs, tls);
     try {
       if (password != null) {
         if (user != null) {
@@ -544,6 +622,91 @@ public final class RedisServer implements AutoCloseable {
       } catch (RuntimeException e) {
         System.err.println("could not stop " + s + ": " + e);
       }
+    }
+  }
+
+  /**
+   * Starts owned servers with more than {@link #start()}'s flags. Not thread-safe; each {@link
+   * #start()} starts a new server.
+   */
+  public static final class Builder {
+    private String password;
+    private String user;
+    private String userPassword;
+    private TestCertificates certificates;
+    private String sentinelConfig;
+    private boolean clusterNode;
+    private final List<String> args = new ArrayList<>();
+
+    private Builder() {}
+
+    /**
+     * The default user's password ({@code --requirepass}); the server's own client sends it.
+     */
+    public Builder password(String password) {
+      this.password = password;
+      return this;
+    }
+
+    /**
+     * An ACL user with every right ({@code --user NAME on >PASSWORD ~* &* +@all}), and the default
+     * user turned off: only this user can log in, so a client that reached the server's data did
+     * send these credentials. The server's own client logs in as this user.
+     */
+    public Builder user(String name, String password) {
+      this.user = name;
+      this.userPassword = password;
+      return this;
+    }
+
+    /**
+     * TLS only ({@code --port 0 --tls-port P} with {@code certificates}' server files, clients not
+     * asked for certificates): {@link RedisServer#url()} is {@code rediss://127.0.0.1:P}, and the server's own
+     * client connects through TLS, trusting the certificates' CA.
+     *
+     * @throws TlsUnsupportedException from {@link #start()} when the binary was built without TLS
+     */
+    public Builder tls(TestCertificates certificates) {
+      this.certificates = certificates;
+      return this;
+    }
+
+    /**
+     * A Sentinel instead of a data node: {@code redis-server sentinel.conf --sentinel}, where
+     * {@code sentinel.conf} is written into the server's own directory with {@code config} (its
+     * {@code sentinel monitor} lines and so on; the port, bind address and directory come from the
+     * command line).
+     */
+    public Builder sentinel(String config) {
+      this.sentinelConfig = config;
+      return this;
+    }
+
+    /** More flags for the command line, after the others, such as {@code "--replicaof", host, port}. */
+    public Builder args(String... args) {
+      this.args.addAll(List.of(args));
+      return this;
+    }
+
+    /**
+     * Starts the server on a free loopback port, and returns once it answers {@code PING} to its
+     * own client (at most 10 s; then it fails with the end of its log).
+     */
+    public RedisServer start() {
+      return start(binary());
+    }
+
+    RedisServer start(Path binary) {
+      return RedisServer.start(binary, this);
+    }
+  }
+
+  /** The binary cannot serve TLS: it was built without it. Tests that need TLS skip on this. */
+  public static final class TlsUnsupportedException extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    TlsUnsupportedException(String message) {
+      super(message);
     }
   }
 

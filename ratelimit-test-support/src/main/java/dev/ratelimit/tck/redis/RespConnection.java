@@ -13,6 +13,8 @@ import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * One blocking RESP2 connection: a command goes out as an array of bulk strings, and the reply
@@ -40,12 +42,31 @@ final class RespConnection implements AutoCloseable {
 
   /** Connects to {@code host:port}; a reply may take up to {@code readTimeoutMs}. */
   static RespConnection open(String host, int port, int readTimeoutMs) throws IOException {
+    return open(host, port, readTimeoutMs, null);
+  }
+
+  /**
+   * Connects to {@code host:port}, through TLS when {@code tls} is not null (the handshake is
+   * done here, so that a refused certificate fails the connect); a reply may take up to {@code
+   * readTimeoutMs}.
+   */
+  static RespConnection open(String host, int port, int readTimeoutMs, SSLSocketFactory tls) throws IOException {
     Socket socket = new Socket();
     try {
       socket.connect(new InetSocketAddress(host, port), CONNECT_TIMEOUT_MS);
       socket.setSoTimeout(readTimeoutMs);
       socket.setTcpNoDelay(true);
-      return new RespConnection(socket);
+      if (tls == null) {
+        return new RespConnection(socket);
+      }
+      SSLSocket secure = (SSLSocket) tls.createSocket(socket, host, port, true);
+      try {
+        secure.startHandshake();
+        return new RespConnection(secure);
+      } catch (IOException | RuntimeException e) {
+        secure.close();
+        throw e;
+      }
     } catch (IOException | RuntimeException e) {
       socket.close();
       throw e;
