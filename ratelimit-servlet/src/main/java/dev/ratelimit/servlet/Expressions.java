@@ -81,6 +81,19 @@ final class Expressions {
   }
 
   /**
+   * Parses a rule's condition ({@code when}, {@code skip-when}) and checks it against the sandbox.
+   *
+   * @throws IllegalArgumentException naming {@code what} and the expression, also when it is a
+   *     constant that is no boolean
+   */
+  static void condition(String text, String what) {
+    CHECKING.condition(text, what, VARIABLES, true, "");
+  }
+
+  /** Parses conditions for {@link #condition}: its logger and throttle are never used. */
+  private static final Pipeline CHECKING = Pipeline.builder(SANDBOX, LOG).build();
+
+  /**
    * The filter's pipeline: a request never fails for an expression; one without a key shares a
    * bucket or gets a 400, as {@code missingKey} says.
    */

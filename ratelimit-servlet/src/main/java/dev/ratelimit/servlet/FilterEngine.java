@@ -137,11 +137,20 @@ final class FilterEngine {
 
     List<Matching.CompiledRule> matched = new ArrayList<>(2);
     List<Map<String, String>> pathVariables = new ArrayList<>(2);
+    Expressions.RequestValues values = null; // made when first needed: a condition, or a matched rule's key
     for (Matching.CompiledRule rule : rules) {
       if (!rule.matchesMethod(method, preflight)) {
         continue;
       }
       Map<String, String> variables = rule.match(container, withoutSlash);
+      if (variables != null && rule.hasConditions()) {
+        if (values == null) {
+          values = values(request, path, method);
+        }
+        if (!rule.applies(Expressions.context(values, variables, rule.conditionVariables))) {
+          continue; // as if its path did not match
+        }
+      }
       if (variables != null) {
         matched.add(rule);
         pathVariables.add(variables);
@@ -157,8 +166,9 @@ final class FilterEngine {
     request.setAttribute(appliedAttribute, Boolean.TRUE);
 
     // every key and cost first, so that a rejected request consumes nothing anywhere
-    Expressions.RequestValues values =
-        new Expressions.RequestValues(request, clientIp.resolve(request, onForwardingIgnored), path, method);
+    if (values == null) {
+      values = values(request, path, method);
+    }
     String[] keys = new String[matched.size()];
     long[] costs = new long[matched.size()];
     for (int i = 0; i < matched.size(); i++) {
@@ -195,6 +205,10 @@ final class FilterEngine {
       return;
     }
     chain.doFilter(request, response);
+  }
+
+  private Expressions.RequestValues values(HttpServletRequest request, String path, String method) {
+    return new Expressions.RequestValues(request, clientIp.resolve(request, onForwardingIgnored), path, method);
   }
 
   /** The default handler: writes the response configured for the denial. */
