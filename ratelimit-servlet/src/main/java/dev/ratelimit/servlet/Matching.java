@@ -92,6 +92,10 @@ final class Matching {
     final Pipeline.Condition skipWhen;
     /** The variables the conditions use. */
     final Set<String> conditionVariables;
+    /** The condition under which a request is charged after its response; null: charged before. */
+    final Pipeline.Condition countWhen;
+    /** The variables {@link #countWhen} uses, {@code #response} aside (set once the response is known). */
+    final Set<String> countVariables;
 
     CompiledRule(RateLimitRule rule, Pipeline pipeline) {
       this.rule = rule;
@@ -125,6 +129,12 @@ final class Matching {
         conditions.addAll(skipWhen.variables());
       }
       this.conditionVariables = Set.copyOf(conditions);
+      // a count-when that cannot be decided counts the request: the safe side for a limiter
+      this.countWhen = rule.countWhen() == null ? null : pipeline.condition(rule.countWhen(), what + ": count-when",
+          Expressions.COUNT_VARIABLES, true, "the request was counted");
+      Set<String> counting = new java.util.HashSet<>(countWhen == null ? Set.of() : countWhen.variables());
+      counting.remove("response");
+      this.countVariables = Set.copyOf(counting);
     }
 
     /** Whether the rule has a condition to test before it applies. */

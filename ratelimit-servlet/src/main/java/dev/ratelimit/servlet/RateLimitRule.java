@@ -53,6 +53,15 @@ import java.util.regex.Pattern;
  * if its path did not match otherwise (with first-match, the next rule is tried). A condition
  * that fails or gives anything but a boolean never fails the request: the rule applies, the safe
  * side for a limiter, with a log line at most once a minute.
+ *
+ * <p>{@code countWhen} is a condition on the same variables and {@code #response} ({@code
+ * #response.status}): with it, a request is refused while the rule's policies have no room for
+ * its cost ({@link dev.ratelimit.RateLimiter#peekAll peekAll}, nothing consumed), and charged only
+ * after the response, when the condition holds (count only failed logins: {@code
+ * #response.status == 401}). An uncaught exception from the chain is status 500. Requests in flight
+ * at once may all pass the check before any is charged, so up to their number minus one can pass
+ * beyond the limit; a charge that finds no room consumes nothing. A condition that fails or gives no
+ * boolean counts the request.
  * The key defaults to {@code #clientIp}. It must give a text, a number, a boolean, a character, an
  * enum, a UUID, or a collection or map of them; null, blank, anything else or an error is a missing
  * key, which never bypasses the limit (see {@link MissingKey}). The cost defaults to {@code 1}; it
@@ -72,9 +81,11 @@ import java.util.regex.Pattern;
  *     ({@link RateLimitFilter.Builder#deniedResponse}, by default {@link DeniedResponse#PROBLEM_JSON})
  * @param when the SpEL condition under which the rule applies; null for always
  * @param skipWhen the SpEL condition under which the rule does not apply; null for never
+ * @param countWhen the SpEL condition, read after the response, under which a request is charged;
+ *     null to charge every request before it proceeds
  */
 public record RateLimitRule(String name, List<String> paths, Set<String> methods, List<Policy> policies,
-    String key, String cost, DeniedResponse deniedResponse, String when, String skipWhen) {
+    String key, String cost, DeniedResponse deniedResponse, String when, String skipWhen, String countWhen) {
 
   /** The default key expression: the client's address. */
   public static final String DEFAULT_KEY = "#clientIp";
@@ -122,17 +133,20 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     Expressions.parse(key, "rule '" + name + "': key");
     Expressions.parse(cost, "rule '" + name + "': cost");
     if (when != null) {
-      Expressions.condition(when, "rule '" + name + "': when");
+      Expressions.condition(when, "rule '" + name + "': when", Expressions.VARIABLES);
     }
     if (skipWhen != null) {
-      Expressions.condition(skipWhen, "rule '" + name + "': skip-when");
+      Expressions.condition(skipWhen, "rule '" + name + "': skip-when", Expressions.VARIABLES);
+    }
+    if (countWhen != null) {
+      Expressions.condition(countWhen, "rule '" + name + "': count-when", Expressions.COUNT_VARIABLES);
     }
   }
 
   /** A rule without conditions. */
   public RateLimitRule(String name, List<String> paths, Set<String> methods, List<Policy> policies, String key,
       String cost, DeniedResponse deniedResponse) {
-    this(name, paths, methods, policies, key, cost, deniedResponse, null, null);
+    this(name, paths, methods, policies, key, cost, deniedResponse, null, null, null);
   }
 
   /** A rule without conditions, answering denied requests as the filter does (no {@link #deniedResponse() response} of its own). */
@@ -194,6 +208,7 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     private DeniedResponse deniedResponse;
     private String when;
     private String skipWhen;
+    private String countWhen;
 
     private Builder(String name) {
       this.name = name;
@@ -254,12 +269,22 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     }
 
     /**
+     * The condition, read after the response, under which a request is charged, in SpEL on the
+     * key's variables and {@code #response}, such as {@code #response.status == 401}; default every
+     * request is charged before it proceeds. See the class comment.
+     */
+    public Builder countWhen(String spel) {
+      this.countWhen = spel;
+      return this;
+    }
+
+    /**
      * The rule.
      *
      * @throws IllegalArgumentException as the record's constructor
      */
     public RateLimitRule build() {
-      return new RateLimitRule(name, paths, methods, policies, key, cost, deniedResponse, when, skipWhen);
+      return new RateLimitRule(name, paths, methods, policies, key, cost, deniedResponse, when, skipWhen, countWhen);
     }
   }
 }

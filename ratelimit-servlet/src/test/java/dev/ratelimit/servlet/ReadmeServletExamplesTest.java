@@ -247,12 +247,25 @@ class ReadmeServletExamplesTest {
   }
 
   @Test
-  void readmeConditionLeavesHealthChecksAndTheInternalCallerOut() throws Exception {
+  void readmeConditionsLeaveHealthChecksOutAndCountFailedLogins() throws Exception {
     String properties = DocPage.read("README.md").block("properties", "skip-when");
     // the test's client is a trusted proxy, so that it can speak for 10.0.0.7 and others
     Path file = Files.writeString(dir.resolve("conditions.properties"),
         properties + "ratelimit.trusted-proxies=127.0.0.1/32\n");
-    try (TestServer server = TestServer.withConfig(java.util.Map.of("config", file.toString()))) {
+    try (TestServer server = TestServer.start(context -> {
+      context.addServlet(new org.eclipse.jetty.ee10.servlet.ServletHolder(new CountWhenFilterTest.Login()), "/login");
+      FilterHolder holder = new FilterHolder(RateLimitFilter.class);
+      holder.setInitParameter(RateLimitFilter.CONFIG_PARAM, file.toString());
+      context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
+    })) {
+      for (int i = 0; i < 10; i++) {
+        assertThat(server.send("POST", "/login?password=right").statusCode()).isEqualTo(200);
+      }
+      for (int i = 0; i < 5; i++) {
+        assertThat(server.send("POST", "/login?password=wrong").statusCode()).isEqualTo(401);
+      }
+      assertThat(server.send("POST", "/login?password=right").statusCode()).as("five failures: locked out")
+          .isEqualTo(429);
       for (int i = 0; i < 150; i++) {
         assertThat(server.get("/health").statusCode()).isEqualTo(200);
         assertThat(server.get("/orders", "X-Forwarded-For", "10.0.0.7").statusCode()).isEqualTo(200);
