@@ -80,6 +80,21 @@ public @interface RateLimited {
    */
   String cost() default "1";
 
+  /**
+   * Counts only some outcomes: a condition in SpEL, read after the call, with {@code #result} (what
+   * the method returned; null when it threw, and not readable for a {@code void} method) and
+   * {@code #exception} (what it threw, else null) besides the key's variables, such as
+   * {@code "#exception != null"} or {@code "#result == false"} for "five failed logins per 15
+   * minutes". With it, a call is refused (thrown, or waited for in {@link Mode#WAIT}) while this
+   * annotation's policy has no room for the cost, checked
+   * without consuming; after the call, the cost is charged only when the condition holds. Calls in
+   * flight at once on one key may all pass that check before any is charged: up to their number
+   * minus one beyond the limit (a charge that finds no room consumes nothing). Empty (the default):
+   * every call is charged before it runs. Not with a {@code LEAKY_BUCKET} policy, whose delay shapes
+   * calls before they run.
+   */
+  String countWhen() default "";
+
   /** What happens when the limit is reached. */
   Mode mode() default Mode.REJECT;
 

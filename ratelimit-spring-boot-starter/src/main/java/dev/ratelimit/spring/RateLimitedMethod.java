@@ -28,8 +28,9 @@ record RateLimitedMethod(Method method, String[] parameterNames, List<Limit> lim
    *     every call so that updates apply; null for an inline policy, which stays fixed
    * @param key the key expression, or null for one bucket for the whole method
    * @param cost the cost expression
+   * @param countWhen the condition under which a call is charged after it ran; null: charged before
    */
-  record Limit(Policy policy, String configured, Pipeline.Key key, Pipeline.Cost cost) {
+  record Limit(Policy policy, String configured, Pipeline.Key key, Pipeline.Cost cost, Pipeline.Condition countWhen) {
 
     /** The policy to check now: the configured policy's current numbers, or the inline one. */
     Policy current(PolicyRegistry policies) {
