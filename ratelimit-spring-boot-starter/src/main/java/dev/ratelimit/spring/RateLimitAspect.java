@@ -22,7 +22,8 @@ import org.springframework.aop.support.AopUtils;
 
 /**
  * Applies {@link RateLimited}: evaluates keys and costs (parsed at start-up), checks all of a
- * method's policies together, then proceeds, waits or throws {@link RateLimitExceededException}.
+ * method's policies together, then proceeds, waits, or throws {@link RateLimitExceededException}
+ * (or calls the fallback method instead).
  * Ordered before {@code @Transactional} and {@code @Cacheable} by default ({@link RateLimitAdvisor}
  * carries the order, {@code ratelimit.aspect.order}).
  */
@@ -83,7 +84,12 @@ public class RateLimitAspect implements MethodInterceptor {
         if (denials != null) {
           denials.denied(limited.describe(), decision.limiting(), checks.keyOf(decision.limiting().policy()));
         }
-        throw new RateLimitExceededException(decision);
+        RateLimitExceededException refused = new RateLimitExceededException(decision);
+        if (limited.fallback() == null) {
+          throw refused;
+        }
+        web.writeHeaders(request, method, specific, limited.mode(), decision); // the fallback's answer: r=0
+        return limited.fallback().call(call.getThis(), call.getArguments(), refused);
       }
       TimeUnit.NANOSECONDS.sleep(Math.max(retry.toNanos(), 1));
     }

@@ -16,9 +16,10 @@ import java.util.List;
  * @param limits one entry per annotation, in declaration order
  * @param mode REJECT unless every annotation says WAIT
  * @param maxWait the shortest maxWait of the annotations
+ * @param fallback what answers a refused call instead of the exception; null for none
  */
 record RateLimitedMethod(Method method, String[] parameterNames, List<Limit> limits,
-    RateLimited.Mode mode, Duration maxWait) {
+    RateLimited.Mode mode, Duration maxWait, Fallback fallback) {
 
   /**
    * One annotation: a policy and how to compute its key and cost.

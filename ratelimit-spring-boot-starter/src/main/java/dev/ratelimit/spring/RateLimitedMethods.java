@@ -192,7 +192,24 @@ final class RateLimitedMethods {
       }
     }
     return new RateLimitedMethod(method, parameterNames, List.copyOf(limits),
-        wait ? RateLimited.Mode.WAIT : RateLimited.Mode.REJECT, maxWait);
+        wait ? RateLimited.Mode.WAIT : RateLimited.Mode.REJECT, maxWait, fallback(annotations, method, where));
+  }
+
+  /** The one fallback the annotations name, or null; two names are refused. */
+  private static Fallback fallback(Set<RateLimited> annotations, Method method, String where) {
+    String name = null;
+    for (RateLimited a : annotations) {
+      String named = a.fallbackMethod().strip();
+      if (named.isEmpty()) {
+        continue;
+      }
+      if (name != null && !name.equals(named)) {
+        throw new IllegalStateException("@RateLimited on " + where + " names two fallback methods, '" + name
+            + "' and '" + named + "'; a refused call has one answer: name it on one annotation, or the same on all");
+      }
+      name = named;
+    }
+    return name == null ? null : Fallback.find(method, name, where);
   }
 
   /**
