@@ -146,6 +146,33 @@ class RuleConditionsFilterTest {
     assertThat(policyOf(server.get("/orders", "X-Forwarded-For", "10.0.0.8"))).isEqualTo("per-ip");
   }
 
+  /** A YAML file says the same as the properties one (quoted: YAML reads a leading # as a comment). */
+  @Test
+  void aYamlFileTakesTheConditions() throws Exception {
+    Path properties = Files.writeString(dir.resolve("c.properties"), """
+        ratelimit.rules[0].name=login
+        ratelimit.rules[0].paths=/login
+        ratelimit.rules[0].when=#method == 'POST'
+        ratelimit.rules[0].skip-when=#clientIp == '10.0.0.7'
+        ratelimit.rules[0].count-when=#response.status == 401
+        ratelimit.rules[0].policies[0].limit=5/15m
+        """);
+    Path yaml = Files.writeString(dir.resolve("c.yaml"), """
+        ratelimit:
+          rules:
+            - name: login
+              paths: /login
+              when: "#method == 'POST'"
+              skip-when: "#clientIp == '10.0.0.7'"
+              count-when: "#response.status == 401"
+              policies:
+                - limit: 5/15m
+        """);
+    RateLimitRule fromYaml = RateLimitConfig.load(yaml.toString()).rules().get(0);
+    assertThat(fromYaml).isEqualTo(RateLimitConfig.load(properties.toString()).rules().get(0));
+    assertThat(fromYaml.countWhen()).isEqualTo("#response.status == 401");
+  }
+
   @Test
   void aBadConditionInTheFileIsNamedByItsProperty() {
     Path file = dir.resolve("bad.properties");
