@@ -304,18 +304,7 @@ final class DefaultRateLimiter implements RateLimiter {
 
   @Override
   public MultiDecision checkAll(String key, List<Policy> policies, long cost) {
-    Require.argument(policies != null && !policies.isEmpty(), "policies must not be empty, was %s", policies);
-    for (int i = 0; i < policies.size(); i++) {
-      Policy policy = policies.get(i);
-      validate(key, policy, cost);
-      for (int j = 0; j < i; j++) {
-        Policy other = policies.get(j);
-        if (other.name().equals(policy.name()) && other.algorithm() == policy.algorithm()) {
-          throw new IllegalArgumentException("policies must be distinct by name and algorithm: '"
-              + policy.name() + "' (" + policy.algorithm() + ") appears twice");
-        }
-      }
-    }
+    validateAll(key, policies, cost);
     List<Policy> ps = List.copyOf(policies);
     long now = nowMicros();
     long start = System.nanoTime();
@@ -329,6 +318,90 @@ final class DefaultRateLimiter implements RateLimiter {
             ? backendAll(key, enforced, cost, now, System.nanoTime(), deadline)
             : failedAll(key, enforced, cost, now),
         enforced -> failedAll(key, enforced, cost, now));
+  }
+
+  private static void validateAll(String key, List<Policy> policies, long cost) {
+    Require.argument(policies != null && !policies.isEmpty(), "policies must not be empty, was %s", policies);
+    for (int i = 0; i < policies.size(); i++) {
+      Policy policy = policies.get(i);
+      validate(key, policy, cost);
+      for (int j = 0; j < i; j++) {
+        Policy other = policies.get(j);
+        if (other.name().equals(policy.name()) && other.algorithm() == policy.algorithm()) {
+          throw new IllegalArgumentException("policies must be distinct by name and algorithm: '"
+              + policy.name() + "' (" + policy.algorithm() + ") appears twice");
+        }
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------- peekAll
+
+  @Override
+  public MultiDecision peekAll(String key, List<Policy> policies, long cost) {
+    validateAll(key, policies, cost);
+    List<Policy> ps = List.copyOf(policies);
+    long now = nowMicros();
+    long start = System.nanoTime();
+    MultiDecision local = nearCache == null ? null : nearCache.answerAll(key, ps, cost, now);
+    Judged judged;
+    if (local != null) {
+      judged = Judged.of(local, Source.NEAR_CACHE); // a remembered denial: read-only, and exact
+    } else {
+      List<Decision> inspected = call(() -> {
+        List<Decision> ds = new ArrayList<>(ps.size());
+        for (Policy p : ps) {
+          ds.add(backend.inspect(key, p, cost, now));
+        }
+        return CompletableFuture.completedFuture(ds);
+      }, start, start + timeoutNanos);
+      judged = inspected != null && inspected.size() == ps.size()
+          ? new Judged(inspected.stream().allMatch(Decision::allowed), inspected.toArray(Decision[]::new), Source.BACKEND)
+          : peekFailed(key, ps, cost, now);
+    }
+    return peeked(ps, judged);
+  }
+
+  /** The failure mode's answer to a peek: nothing consumed, the local fallback's state only read. */
+  private Judged peekFailed(String key, List<Policy> policies, long cost, long now) {
+    if (failureMode != FailureMode.LOCAL_FALLBACK) {
+      return failedAll(key, policies, cost, now); // FAIL_OPEN and FAIL_CLOSED consume nothing
+    }
+    try {
+      return Judged.of(fallback.peekAll(key, policies, cost, now), Source.FALLBACK);
+    } catch (RuntimeException e) {
+      logError("the local fallback failed; FAIL_OPEN decides", e);
+      Decision[] open = new Decision[policies.size()];
+      for (int i = 0; i < open.length; i++) {
+        open[i] = failOpen(policies.get(i));
+      }
+      return new Judged(true, open, Source.FAILURE);
+    }
+  }
+
+  /**
+   * A peek's verdict: denied when a policy that is not a shadow one denies. A denied verdict is
+   * reported as {@link #resolve} reports a check's; an allowed one is not (the charge reports it),
+   * its shadow denials returned as allowed.
+   */
+  private MultiDecision peeked(List<Policy> policies, Judged judged) {
+    Decision[] decisions = judged.decisions();
+    boolean allowed = true;
+    for (int i = 0; i < decisions.length; i++) {
+      allowed &= decisions[i].allowed() || isShadow(policies.get(i));
+    }
+    List<Decision> result = new ArrayList<>(decisions.length);
+    for (int i = 0; i < decisions.length; i++) {
+      Policy policy = policies.get(i);
+      Decision d = decisions[i];
+      if (allowed) {
+        result.add(d.allowed() ? d : Decision.allowed(policy, d.remaining(), d.resetAfterMicros(), 0));
+      } else {
+        result.add(!d.allowed() && isShadow(policy) ? shadowed(policy, d, judged.source())
+            : report(policy, d, judged.source()));
+      }
+    }
+    return new MultiDecision(allowed, result);
   }
 
   /** The backend's all-or-nothing answer, or the failure mode's when it fails. */

@@ -70,6 +70,19 @@ final class LocalFallback implements AutoCloseable {
     return new MultiDecision(m.allowed(), decisions);
   }
 
+  /** What {@link #checkAll} would decide now, consuming nothing (the limiter's {@code peekAll}). */
+  MultiDecision peekAll(String key, List<Policy> policies, long cost, long nowMicros) {
+    List<Decision> decisions = new ArrayList<>(policies.size());
+    boolean allowed = true;
+    for (Policy p : policies) {
+      Policy s = scale(p);
+      Decision d = cost > s.capacity() ? tooCostly(key, p, s, nowMicros) : as(p, backend().inspect(key, s, cost, nowMicros));
+      allowed &= d.allowed();
+      decisions.add(d);
+    }
+    return new MultiDecision(allowed, decisions);
+  }
+
   /** Forgets the local state of {@code key} under {@code policy}, if there is any. */
   void reset(String key, Policy policy, long nowMicros) {
     InMemoryBackend b = backend;

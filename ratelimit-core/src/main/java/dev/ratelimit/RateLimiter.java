@@ -85,6 +85,45 @@ public interface RateLimiter extends AutoCloseable {
   MultiDecision checkAll(String key, List<Policy> policies, long cost);
 
   /**
+   * What {@link #checkAll checkAll(key, policies, cost)} would decide now, consuming nothing and
+   * writing nothing: the check before work that is charged only after it, once its outcome is
+   * known (to count only failed logins: {@code peekAll}, log in, then {@code checkAll} if it
+   * failed). Unlike {@link #inspect}, it is made for the request path, as {@code checkAll} is:
+   * bounded by the timeout and the circuit breaker, a backend failure never escapes (FAIL_OPEN
+   * allows, FAIL_CLOSED denies, LOCAL_FALLBACK answers from the local state, consuming nothing),
+   * and a shadow policy never denies. Each decision's {@code remaining} is what is available now,
+   * as {@link #inspect}'s is; a denial's {@code retryAfter} is the exact wait for {@code cost}. A
+   * denied answer is reported to the {@link Builder#listener listener} as {@code checkAll}'s
+   * would be; an allowed one is not (the check that charges the work reports it).
+   *
+   * <p>Nothing is held between the peek and the charge: other callers may take the room meanwhile,
+   * and a charge that finds none is denied and consumes nothing. So as many calls as peek at once
+   * may all pass: up to that many minus one beyond the limit.
+   *
+   * <p>The default, for implementations other than the built one, answers from {@link #inspect}
+   * (which throws what the backend throws): allowed when every policy's {@code remaining} covers
+   * {@code cost}, a denial's wait at most the time until the state is fresh.
+   *
+   * @throws IllegalArgumentException for bad input, as {@link #checkAll}
+   */
+  default MultiDecision peekAll(String key, List<Policy> policies, long cost) {
+    Require.argument(policies != null && !policies.isEmpty(), "policies must not be empty, was %s", policies);
+    Require.argument(cost >= 1, "cost must be at least 1, was %s", cost);
+    List<Decision> decisions = new ArrayList<>(policies.size());
+    boolean allowed = true;
+    for (Policy policy : policies) {
+      Decision now = inspect(key, policy);
+      if (cost > 1 && (!now.allowed() || now.remaining() < cost)) { // a cost-1 wait may be too short
+        long wait = Math.max(now.retryAfterMicros(), now.resetAfterMicros());
+        now = Decision.denied(policy, now.remaining(), wait, now.resetAfterMicros());
+      }
+      allowed &= now.allowed();
+      decisions.add(now);
+    }
+    return new MultiDecision(allowed, decisions);
+  }
+
+  /**
    * The same as {@link #check(String, Policy, long)}, without blocking on a remote backend. The
    * stage always completes normally, at the latest when the timeout runs out (with the failure
    * mode's decision); bad input throws here, before a stage exists. It may complete on the remote

@@ -95,6 +95,14 @@ final class ControllableBackend implements Backend {
   }
 
   @Override
+  public Decision inspect(String key, Policy policy, long cost, long nowMicros) {
+    if (mode != Mode.OK) {
+      throw DOWN;
+    }
+    return memory.inspect(key, policy, cost, nowMicros);
+  }
+
+  @Override
   public void reset(String key, Policy policy, long nowMicros) {
     if (mode != Mode.OK) {
       throw DOWN;

@@ -80,6 +80,35 @@ public @interface RateLimited {
    */
   String cost() default "1";
 
+  /**
+   * Counts only some outcomes: a condition in SpEL, read after the call, with {@code #result} (what
+   * the method returned; null when it threw, and not readable for a {@code void} method) and
+   * {@code #exception} (what it threw, else null) besides the key's variables, such as
+   * {@code "#exception != null"} or {@code "#result == false"} for "five failed logins per 15
+   * minutes". With it, a call is refused (thrown, waited for in {@link Mode#WAIT}, or answered by
+   * the {@link #fallbackMethod}) while this annotation's policy has no room for the cost, checked
+   * without consuming; after the call, the cost is charged only when the condition holds. Calls in
+   * flight at once on one key may all pass that check before any is charged: up to their number
+   * minus one beyond the limit (a charge that finds no room consumes nothing). Empty (the default):
+   * every call is charged before it runs. Not with a {@code LEAKY_BUCKET} policy, whose delay shapes
+   * calls before they run.
+   */
+  String countWhen() default "";
+
+  /**
+   * The name of a method of the same class to call instead of throwing {@link
+   * RateLimitExceededException} when a call is refused ({@link Mode#WAIT}: when the wait gives up),
+   * as Resilience4j's {@code @RateLimiter(fallbackMethod = ...)}: it is given the call's arguments,
+   * and the exception when it takes one more parameter, and what it returns (or throws) is the
+   * call's. Its parameter types are the method's, optionally followed by {@code
+   * RateLimitExceededException} or a supertype of it; its return type is the method's or one
+   * assignable to it. Of two, the one taking the exception wins. Any visibility, static or not; it is
+   * called on the bean's own object, so other aspects of it do not apply, and it is not counted.
+   * Start-up refuses a name with no such method, naming the method and the signature expected.
+   * Repeated annotations name one fallback or none. Empty (the default): the exception is thrown.
+   */
+  String fallbackMethod() default "";
+
   /** What happens when the limit is reached. */
   Mode mode() default Mode.REJECT;
 
@@ -88,11 +117,13 @@ public @interface RateLimited {
 
   /** What a call does when its limit is reached. */
   enum Mode {
-    /** Throw {@link RateLimitExceededException} at once. */
+    /** Throw {@link RateLimitExceededException} at once (or call the {@link RateLimited#fallbackMethod}). */
     REJECT,
     /**
      * Wait until admitted (honouring {@code retryAfter}, and a leaky bucket's {@code delay}), up to
-     * {@code maxWait}; then proceed, or throw {@link RateLimitExceededException}.
+     * {@code maxWait}; then proceed, or throw {@link RateLimitExceededException} (or call the
+     * {@link RateLimited#fallbackMethod}). A wait longer than what is left of {@code maxWait} gives
+     * up at once.
      */
     WAIT
   }

@@ -395,6 +395,11 @@ public final class InMemoryBackend implements Backend {
 
   @Override
   public Decision inspect(String key, Policy policy, long nowMicros) {
+    return inspect(key, policy, 1, nowMicros);
+  }
+
+  @Override
+  public Decision inspect(String key, Policy policy, long cost, long nowMicros) {
     observeExactly(nowMicros);
     State entry = index.get(Keys.bounded(key));
     if (entry != null) {
@@ -402,13 +407,13 @@ public final class InMemoryBackend implements Backend {
       try {
         State state = entry.find(policy);
         if (state != null) {
-          return State.check(state, policy, nowMicros, 1, false);
+          return State.check(state, policy, nowMicros, cost, false);
         }
       } finally {
         entry.unlock();
       }
     }
-    return State.check(State.fresh(policy), policy, nowMicros, 1, false);
+    return State.check(State.fresh(policy), policy, nowMicros, cost, false);
   }
 
   @Override

@@ -77,6 +77,24 @@ public interface Backend extends AutoCloseable {
   Decision inspect(String key, Policy policy, long nowMicros);
 
   /**
+   * The state now as the decision a check of {@code cost} would get, consuming nothing and writing
+   * nothing: allowed exactly when that check would be, {@code remaining} what is available now,
+   * a denial's {@code retryAfter} the exact wait for {@code cost}. The limiter's {@code peekAll}
+   * asks it. The default answers from {@link #inspect(String, Policy, long)}: exactly for a cost of
+   * 1; for a larger one allowed when {@code remaining} covers it, else denied with the time until
+   * the state is fresh ({@code resetAfter}) as {@code retryAfter}, never earlier than the exact
+   * wait. The built-in backends answer exactly.
+   */
+  default Decision inspect(String key, Policy policy, long cost, long nowMicros) {
+    Decision now = inspect(key, policy, nowMicros);
+    if (cost == 1 || (now.allowed() && now.remaining() >= cost)) {
+      return now;
+    }
+    long wait = Math.max(now.retryAfterMicros(), now.resetAfterMicros());
+    return Decision.denied(policy, now.remaining(), wait, now.resetAfterMicros());
+  }
+
+  /**
    * Forgets the state of {@code key} under {@code policy}: its next check sees a fresh state.
    * {@code nowMicros} locates the windows of the window algorithms.
    */

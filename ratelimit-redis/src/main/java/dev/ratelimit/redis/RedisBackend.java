@@ -273,7 +273,13 @@ public final class RedisBackend implements Backend {
 
   @Override
   public Decision inspect(String key, Policy policy, long nowMicros) {
-    return evaluate(key, policy, 1, nowMicros, false).decision();
+    return inspect(key, policy, 1, nowMicros);
+  }
+
+  /** The check's script with {@code apply} off: the same arithmetic, nothing written. */
+  @Override
+  public Decision inspect(String key, Policy policy, long cost, long nowMicros) {
+    return evaluate(key, policy, cost, nowMicros, false).decision();
   }
 
   @Override

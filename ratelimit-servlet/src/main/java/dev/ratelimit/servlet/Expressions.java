@@ -42,6 +42,10 @@ final class Expressions {
   static final Sandbox SANDBOX = Sandbox.builder().properties(RequestProperties.INSTANCE).build();
   /** {@link #NAMES}, and what parse time knows of their values. */
   static final Variables VARIABLES = variables();
+  /** What a rule's {@code count-when} reads: {@link #VARIABLES} and {@code #response}. */
+  static final Variables COUNT_VARIABLES = Variables.builder().addAll(VARIABLES)
+      .add("response", Shape.object("the response's property is status", Map.of("status", Shape.leaf("a number"))))
+      .build();
 
   private Expressions() {}
 
@@ -81,6 +85,20 @@ final class Expressions {
   }
 
   /**
+   * Parses a rule's condition ({@code when}, {@code skip-when}, or with {@link #COUNT_VARIABLES}
+   * {@code count-when}) and checks it against the sandbox.
+   *
+   * @throws IllegalArgumentException naming {@code what} and the expression, also when it is a
+   *     constant that is no boolean
+   */
+  static void condition(String text, String what, Variables variables) {
+    CHECKING.condition(text, what, variables, true, "");
+  }
+
+  /** Parses conditions for {@link #condition}: its logger and throttle are never used. */
+  private static final Pipeline CHECKING = Pipeline.builder(SANDBOX, LOG).build();
+
+  /**
    * The filter's pipeline: a request never fails for an expression; one without a key shares a
    * bucket or gets a 400, as {@code missingKey} says.
    */
@@ -117,6 +135,9 @@ final class Expressions {
     }
     return context;
   }
+
+  /** {@code #response} of a rule's {@code count-when}: what is known of the response once the chain has run. */
+  record ResponseStatus(int status) {}
 
   /** What the variables of one request hold; the query string is parsed on first use. */
   static final class RequestValues {
@@ -241,6 +262,9 @@ final class Expressions {
       if (target instanceof Cookie) {
         return name.equals("name") || name.equals("value");
       }
+      if (target instanceof ResponseStatus) {
+        return name.equals("status");
+      }
       return false;
     }
 
@@ -279,6 +303,8 @@ final class Expressions {
         };
       } else if (target instanceof Principal p) {
         value = p.getName();
+      } else if (target instanceof ResponseStatus r) {
+        value = r.status();
       } else {
         Cookie c = (Cookie) target;
         value = name.equals("name") ? c.getName() : c.getValue();

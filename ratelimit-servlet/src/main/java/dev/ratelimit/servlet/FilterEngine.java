@@ -6,6 +6,8 @@ import dev.ratelimit.RateLimiter;
 import dev.ratelimit.Require;
 import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.internal.expression.Pipeline;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -137,11 +139,20 @@ final class FilterEngine {
 
     List<Matching.CompiledRule> matched = new ArrayList<>(2);
     List<Map<String, String>> pathVariables = new ArrayList<>(2);
+    Expressions.RequestValues values = null; // made when first needed: a condition, or a matched rule's key
     for (Matching.CompiledRule rule : rules) {
       if (!rule.matchesMethod(method, preflight)) {
         continue;
       }
       Map<String, String> variables = rule.match(container, withoutSlash);
+      if (variables != null && rule.hasConditions()) {
+        if (values == null) {
+          values = values(request, path, method);
+        }
+        if (!rule.applies(Expressions.context(values, variables, rule.conditionVariables))) {
+          continue; // as if its path did not match
+        }
+      }
       if (variables != null) {
         matched.add(rule);
         pathVariables.add(variables);
@@ -157,8 +168,9 @@ final class FilterEngine {
     request.setAttribute(appliedAttribute, Boolean.TRUE);
 
     // every key and cost first, so that a rejected request consumes nothing anywhere
-    Expressions.RequestValues values =
-        new Expressions.RequestValues(request, clientIp.resolve(request, onForwardingIgnored), path, method);
+    if (values == null) {
+      values = values(request, path, method);
+    }
     String[] keys = new String[matched.size()];
     long[] costs = new long[matched.size()];
     for (int i = 0; i < matched.size(); i++) {
@@ -172,13 +184,18 @@ final class FilterEngine {
       costs[i] = rule.cost.evaluate(context, rule.maxCost);
     }
 
-    // one checkAll per matched rule (its key is its own), in rule order, stopping at a denial
+    // one checkAll per matched rule (its key is its own), in rule order, stopping at a denial; a
+    // rule with count-when only peeks now, and is charged after the response if its condition holds
     List<Decision> checked = new ArrayList<>();
     boolean allowed = true;
+    boolean countAfter = false;
     RateLimitRule last = null;
     for (int i = 0; i < matched.size() && allowed; i++) {
-      last = matched.get(i).rule;
-      MultiDecision decision = limiter.checkAll(keys[i], last.policies(), costs[i]);
+      Matching.CompiledRule rule = matched.get(i);
+      last = rule.rule;
+      MultiDecision decision = rule.countWhen == null ? limiter.checkAll(keys[i], last.policies(), costs[i])
+          : limiter.peekAll(keys[i], last.policies(), costs[i]);
+      countAfter |= rule.countWhen != null;
       checked.addAll(decision.decisions());
       allowed = decision.allowed();
     }
@@ -194,7 +211,91 @@ final class FilterEngine {
       deniedHandler.handle(request, response, new MultiDecision(false, checked), configured);
       return;
     }
-    chain.doFilter(request, response);
+    if (!countAfter) {
+      chain.doFilter(request, response);
+      return;
+    }
+    Charge charge = new Charge(values, matched, pathVariables, keys, costs);
+    boolean thrown = true;
+    try {
+      chain.doFilter(request, response);
+      thrown = false;
+    } finally {
+      if (!thrown && request.isAsyncStarted()) {
+        request.getAsyncContext().addListener(charge.whenComplete(response)); // the status is known then
+      } else {
+        // an exception leaving the chain becomes the container's 500, unless the response is already out
+        charge.run(thrown && !response.isCommitted() ? HttpServletResponse.SC_INTERNAL_SERVER_ERROR
+            : response.getStatus());
+      }
+    }
+  }
+
+  /**
+   * What a request owes its {@code count-when} rules once its response is known: each rule whose
+   * condition holds is charged with its key and cost (a {@code checkAll}, which consumes nothing
+   * when another request took the room meanwhile). Never throws: the response is already made.
+   */
+  private final class Charge {
+    private final Expressions.RequestValues values;
+    private final List<Matching.CompiledRule> matched;
+    private final List<Map<String, String>> pathVariables;
+    private final String[] keys;
+    private final long[] costs;
+
+    Charge(Expressions.RequestValues values, List<Matching.CompiledRule> matched,
+        List<Map<String, String>> pathVariables, String[] keys, long[] costs) {
+      this.values = values;
+      this.matched = matched;
+      this.pathVariables = pathVariables;
+      this.keys = keys;
+      this.costs = costs;
+    }
+
+    void run(int status) {
+      try {
+        for (int i = 0; i < matched.size(); i++) {
+          Matching.CompiledRule rule = matched.get(i);
+          if (rule.countWhen == null) {
+            continue;
+          }
+          EvaluationContext context = Expressions.context(values, pathVariables.get(i), rule.countVariables);
+          context.setVariable("response", new Expressions.ResponseStatus(status));
+          if (rule.countWhen.test(context)) {
+            limiter.checkAll(keys[i], rule.rule.policies(), costs[i]);
+          }
+        }
+      } catch (RuntimeException e) {
+        log.warn(LOG, "count-when", "a request's count-when charge failed, and was not made: "
+            + LogThrottle.sanitize(e));
+      }
+    }
+
+    /** Charges when the asynchronous request completes, with the status it completed with. */
+    AsyncListener whenComplete(HttpServletResponse response) {
+      return new AsyncListener() {
+        @Override
+        public void onComplete(AsyncEvent event) {
+          run(event.getSuppliedResponse() instanceof HttpServletResponse supplied ? supplied.getStatus()
+              : response.getStatus());
+        }
+
+        @Override
+        public void onTimeout(AsyncEvent event) {}
+
+        @Override
+        public void onError(AsyncEvent event) {}
+
+        @Override
+        public void onStartAsync(AsyncEvent event) {
+          event.getAsyncContext().addListener(this); // started again: listen to the new cycle
+        }
+      };
+    }
+  }
+
+  private Expressions.RequestValues values(HttpServletRequest request, String path, String method) {
+    return new Expressions.RequestValues(request, clientIp.resolve(request, onForwardingIgnored), path, method);
   }
 
   /** The default handler: writes the response configured for the denial. */

@@ -87,6 +87,15 @@ final class Matching {
     final long maxCost;
     /** The variables the key and cost expressions use: only these are computed per request. */
     final Set<String> variables;
+    /** The rule's conditions, null when it has none. */
+    final Pipeline.Condition when;
+    final Pipeline.Condition skipWhen;
+    /** The variables the conditions use. */
+    final Set<String> conditionVariables;
+    /** The condition under which a request is charged after its response; null: charged before. */
+    final Pipeline.Condition countWhen;
+    /** The variables {@link #countWhen} uses, {@code #response} aside (set once the response is known). */
+    final Set<String> countVariables;
 
     CompiledRule(RateLimitRule rule, Pipeline pipeline) {
       this.rule = rule;
@@ -107,6 +116,35 @@ final class Matching {
       used.addAll(cost.variables());
       this.variables = Set.copyOf(used);
       this.maxCost = rule.maxCost();
+      // a condition that cannot be decided leaves the rule applying: the safe side for a limiter
+      this.when = rule.when() == null ? null
+          : pipeline.condition(rule.when(), what + ": when", Expressions.VARIABLES, true, "the rule applied");
+      this.skipWhen = rule.skipWhen() == null ? null
+          : pipeline.condition(rule.skipWhen(), what + ": skip-when", Expressions.VARIABLES, false, "the rule applied");
+      Set<String> conditions = new java.util.HashSet<>();
+      if (when != null) {
+        conditions.addAll(when.variables());
+      }
+      if (skipWhen != null) {
+        conditions.addAll(skipWhen.variables());
+      }
+      this.conditionVariables = Set.copyOf(conditions);
+      // a count-when that cannot be decided counts the request: the safe side for a limiter
+      this.countWhen = rule.countWhen() == null ? null : pipeline.condition(rule.countWhen(), what + ": count-when",
+          Expressions.COUNT_VARIABLES, true, "the request was counted");
+      Set<String> counting = new java.util.HashSet<>(countWhen == null ? Set.of() : countWhen.variables());
+      counting.remove("response");
+      this.countVariables = Set.copyOf(counting);
+    }
+
+    /** Whether the rule has a condition to test before it applies. */
+    boolean hasConditions() {
+      return when != null || skipWhen != null;
+    }
+
+    /** Whether the conditions let the rule apply, in {@code context} (holding {@link #conditionVariables}). */
+    boolean applies(org.springframework.expression.EvaluationContext context) {
+      return (when == null || when.test(context)) && (skipWhen == null || !skipWhen.test(context));
     }
 
     /**

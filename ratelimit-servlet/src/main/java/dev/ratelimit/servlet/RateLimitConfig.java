@@ -46,7 +46,7 @@ public final class RateLimitConfig {
       + "|headers\\.draft|headers\\.legacy|redis\\.url|redis\\.key-prefix|redis\\.timeout|" + DENIED
       + "|trusted-proxies(?:\\[" + INDEX + "\\])?)");
   private static final Pattern RULE = Pattern.compile("ratelimit\\.rules\\[" + INDEX + "\\]\\."
-      + "(name|key|cost|" + DENIED + "|paths(?:\\[" + INDEX + "\\])?|methods(?:\\[" + INDEX + "\\])?)");
+      + "(name|key|cost|when|skip-when|count-when|" + DENIED + "|paths(?:\\[" + INDEX + "\\])?|methods(?:\\[" + INDEX + "\\])?)");
   private static final Pattern POLICY = Pattern.compile("ratelimit\\.rules\\[" + INDEX + "\\]\\.policies\\["
       + INDEX + "\\]\\.(name|limit|algorithm|burst)");
   private static final Pattern DURATION = Pattern.compile("\\s*([0-9]{1,9})\\s*(ms|s)\\s*");
@@ -54,7 +54,7 @@ public final class RateLimitConfig {
       + "ratelimit.missing-key, ratelimit.headers.draft, ratelimit.headers.legacy, ratelimit.trusted-proxies, "
       + "ratelimit.redis.url, ratelimit.redis.key-prefix, ratelimit.redis.timeout, "
       + "ratelimit.denied-response.status|content-type|body|headers.NAME, "
-      + "ratelimit.rules[i].name|paths|methods|key|cost, ratelimit.rules[i].denied-response.*, "
+      + "ratelimit.rules[i].name|paths|methods|key|cost|when|skip-when|count-when, ratelimit.rules[i].denied-response.*, "
       + "ratelimit.rules[i].policies[j].name|limit|algorithm|burst";
 
   private final String source;
@@ -585,6 +585,23 @@ public final class RateLimitConfig {
           } else {
             builder.cost(text);
           }
+        }
+      }
+      for (String part : List.of("when", "skip-when", "count-when")) {
+        String text = props.get(part);
+        if (text == null) {
+          continue;
+        }
+        try {
+          Expressions.condition(text, "rule '" + name + "': " + part,
+              part.equals("count-when") ? Expressions.COUNT_VARIABLES : Expressions.VARIABLES);
+        } catch (IllegalArgumentException e) {
+          throw fail(prefix + "." + part, e.getMessage());
+        }
+        switch (part) {
+          case "when" -> builder.when(text);
+          case "skip-when" -> builder.skipWhen(text);
+          default -> builder.countWhen(text);
         }
       }
       DeniedResponse response = deniedResponse(prefix + ".denied-response", relative(props, "denied-response."),

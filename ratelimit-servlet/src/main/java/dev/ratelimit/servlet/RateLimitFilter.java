@@ -40,7 +40,9 @@ import java.util.Objects;
  * <p>Per request:
  * <ol>
  *   <li>Rules are tried in order; the first that matches applies, or with
- *       {@link Builder#matchAll(boolean) matchAll} every one that matches.</li>
+ *       {@link Builder#matchAll(boolean) matchAll} every one that matches. A rule whose
+ *       {@link RateLimitRule#when() when} or {@link RateLimitRule#skipWhen() skipWhen} leaves the
+ *       request out does not match.</li>
  *   <li>Each matched rule's key and cost are evaluated; a missing key is handled per
  *       {@link MissingKey}, before anything is counted.</li>
  *   <li>Each matched rule's policies are checked together with one

@@ -48,6 +48,20 @@ import java.util.regex.Pattern;
  *   <li>{@code #request}: the request, whose side-effect-free properties can be read
  *       ({@code #request.remoteUser}, {@code #request.serverName}, ...).</li>
  * </ul>
+ * {@code when} and {@code skipWhen} are conditions on the same variables: the rule applies to a
+ * request only when {@code when} (if given) is true and {@code skipWhen} (if given) is false, as
+ * if its path did not match otherwise (with first-match, the next rule is tried). A condition
+ * that fails or gives anything but a boolean never fails the request: the rule applies, the safe
+ * side for a limiter, with a log line at most once a minute.
+ *
+ * <p>{@code countWhen} is a condition on the same variables and {@code #response} ({@code
+ * #response.status}): with it, a request is refused while the rule's policies have no room for
+ * its cost ({@link dev.ratelimit.RateLimiter#peekAll peekAll}, nothing consumed), and charged only
+ * after the response, when the condition holds (count only failed logins: {@code
+ * #response.status == 401}). An uncaught exception from the chain is status 500. Requests in flight
+ * at once may all pass the check before any is charged, so up to their number minus one can pass
+ * beyond the limit; a charge that finds no room consumes nothing. A condition that fails or gives no
+ * boolean counts the request.
  * The key defaults to {@code #clientIp}. It must give a text, a number, a boolean, a character, an
  * enum, a UUID, or a collection or map of them; null, blank, anything else or an error is a missing
  * key, which never bypasses the limit (see {@link MissingKey}). The cost defaults to {@code 1}; it
@@ -65,9 +79,13 @@ import java.util.regex.Pattern;
  * @param cost the SpEL expression of the cost
  * @param deniedResponse what a request this rule denies is answered with; null for the filter's
  *     ({@link RateLimitFilter.Builder#deniedResponse}, by default {@link DeniedResponse#PROBLEM_JSON})
+ * @param when the SpEL condition under which the rule applies; null for always
+ * @param skipWhen the SpEL condition under which the rule does not apply; null for never
+ * @param countWhen the SpEL condition, read after the response, under which a request is charged;
+ *     null to charge every request before it proceeds
  */
 public record RateLimitRule(String name, List<String> paths, Set<String> methods, List<Policy> policies,
-    String key, String cost, DeniedResponse deniedResponse) {
+    String key, String cost, DeniedResponse deniedResponse, String when, String skipWhen, String countWhen) {
 
   /** The default key expression: the client's address. */
   public static final String DEFAULT_KEY = "#clientIp";
@@ -82,8 +100,8 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
    *
    * @throws IllegalArgumentException naming the rule and the bad value: a bad name, no path or a
    *     path that does not parse, a bad method, no policy or two with one name, a policy name
-   *     outside printable ASCII, a key or cost
-   *     that does not parse or uses what the sandbox refuses
+   *     outside printable ASCII, a key, cost or condition that does not parse or uses what the
+   *     sandbox refuses, a condition that is a constant but no boolean
    */
   public RateLimitRule {
     checkName(name);
@@ -114,9 +132,24 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     cost = cost == null ? DEFAULT_COST : cost;
     Expressions.parse(key, "rule '" + name + "': key");
     Expressions.parse(cost, "rule '" + name + "': cost");
+    if (when != null) {
+      Expressions.condition(when, "rule '" + name + "': when", Expressions.VARIABLES);
+    }
+    if (skipWhen != null) {
+      Expressions.condition(skipWhen, "rule '" + name + "': skip-when", Expressions.VARIABLES);
+    }
+    if (countWhen != null) {
+      Expressions.condition(countWhen, "rule '" + name + "': count-when", Expressions.COUNT_VARIABLES);
+    }
   }
 
-  /** A rule answering denied requests as the filter does (no {@link #deniedResponse() response} of its own). */
+  /** A rule without conditions. */
+  public RateLimitRule(String name, List<String> paths, Set<String> methods, List<Policy> policies, String key,
+      String cost, DeniedResponse deniedResponse) {
+    this(name, paths, methods, policies, key, cost, deniedResponse, null, null, null);
+  }
+
+  /** A rule without conditions, answering denied requests as the filter does (no {@link #deniedResponse() response} of its own). */
   public RateLimitRule(String name, List<String> paths, Set<String> methods, List<Policy> policies, String key,
       String cost) {
     this(name, paths, methods, policies, key, cost, null);
@@ -173,6 +206,9 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     private String key = DEFAULT_KEY;
     private String cost = DEFAULT_COST;
     private DeniedResponse deniedResponse;
+    private String when;
+    private String skipWhen;
+    private String countWhen;
 
     private Builder(String name) {
       this.name = name;
@@ -215,12 +251,40 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     }
 
     /**
+     * The condition under which the rule applies, in SpEL on the key's variables, such as
+     * {@code #headers['X-Tenant'] != null}; default always.
+     */
+    public Builder when(String spel) {
+      this.when = spel;
+      return this;
+    }
+
+    /**
+     * The condition under which the rule does not apply, in SpEL on the key's variables, such as
+     * {@code #path == '/health' or #clientIp == '10.0.0.7'}; default never.
+     */
+    public Builder skipWhen(String spel) {
+      this.skipWhen = spel;
+      return this;
+    }
+
+    /**
+     * The condition, read after the response, under which a request is charged, in SpEL on the
+     * key's variables and {@code #response}, such as {@code #response.status == 401}; default every
+     * request is charged before it proceeds. See the class comment.
+     */
+    public Builder countWhen(String spel) {
+      this.countWhen = spel;
+      return this;
+    }
+
+    /**
      * The rule.
      *
      * @throws IllegalArgumentException as the record's constructor
      */
     public RateLimitRule build() {
-      return new RateLimitRule(name, paths, methods, policies, key, cost, deniedResponse);
+      return new RateLimitRule(name, paths, methods, policies, key, cost, deniedResponse, when, skipWhen, countWhen);
     }
   }
 }

@@ -127,6 +127,11 @@ final class RedisSupport {
     }
 
     @Override
+    public Decision inspect(String key, Policy policy, long cost, long nowMicros) {
+      return delegate.inspect(key, policy, cost, nowMicros);
+    }
+
+    @Override
     public void reset(String key, Policy policy, long nowMicros) {
       delegate.reset(key, policy, nowMicros);
     }

@@ -224,7 +224,7 @@ class ReadmeServletExamplesTest {
 
   @Test
   void readmeQuickStartLimitsLoginsFromAFile() throws Exception {
-    String properties = DocPage.read("README.md").block("properties", "ratelimit.rules[0]");
+    String properties = DocPage.read("README.md").block("properties", "limit=5/5m");
     Path classes = Files.createDirectories(dir.resolve("readme/WEB-INF/classes"));
     Files.writeString(classes.resolve("ratelimit.properties"), properties);
     try (URLClassLoader webapp = new URLClassLoader(new URL[] {classes.toUri().toURL()}, getClass().getClassLoader())) {
@@ -243,6 +243,36 @@ class ReadmeServletExamplesTest {
         assertThat(Json.object(denied.body()).get("violated-policies")).isEqualTo(List.of("login-per-ip"));
         assertThat(server.get("/login").statusCode()).as("POST only").isEqualTo(200);
       }
+    }
+  }
+
+  @Test
+  void readmeConditionsLeaveHealthChecksOutAndCountFailedLogins() throws Exception {
+    String properties = DocPage.read("README.md").block("properties", "skip-when");
+    // the test's client is a trusted proxy, so that it can speak for 10.0.0.7 and others
+    Path file = Files.writeString(dir.resolve("conditions.properties"),
+        properties + "ratelimit.trusted-proxies=127.0.0.1/32\n");
+    try (TestServer server = TestServer.start(context -> {
+      context.addServlet(new org.eclipse.jetty.ee10.servlet.ServletHolder(new CountWhenFilterTest.Login()), "/login");
+      FilterHolder holder = new FilterHolder(RateLimitFilter.class);
+      holder.setInitParameter(RateLimitFilter.CONFIG_PARAM, file.toString());
+      context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST));
+    })) {
+      for (int i = 0; i < 10; i++) {
+        assertThat(server.send("POST", "/login?password=right").statusCode()).isEqualTo(200);
+      }
+      for (int i = 0; i < 5; i++) {
+        assertThat(server.send("POST", "/login?password=wrong").statusCode()).isEqualTo(401);
+      }
+      assertThat(server.send("POST", "/login?password=right").statusCode()).as("five failures: locked out")
+          .isEqualTo(429);
+      for (int i = 0; i < 150; i++) {
+        assertThat(server.get("/health").statusCode()).isEqualTo(200);
+        assertThat(server.get("/orders", "X-Forwarded-For", "10.0.0.7").statusCode()).isEqualTo(200);
+      }
+      HttpResponse<String> counted = server.get("/orders", "X-Forwarded-For", "10.0.0.8");
+      assertThat(remaining(counted)).isEqualTo(99);
+      assertThat(server.get("/health").headers().firstValue("RateLimit")).as("not checked").isEmpty();
     }
   }
 

@@ -31,8 +31,9 @@ interface CallRequest {
   Object bind(SandboxContext context);
 
   /**
-   * Writes an allowed call's limit headers to the response of {@code request} (from {@link #bind})
-   * when the call is the one the request was dispatched to.
+   * Writes the limit headers of a call that proceeds, or that a fallback method answers, to the
+   * response of {@code request} (from {@link #bind}) when the call is the one the request was
+   * dispatched to.
    */
   void writeHeaders(Object request, Method method, Method specific, RateLimited.Mode mode, MultiDecision decision);
 }

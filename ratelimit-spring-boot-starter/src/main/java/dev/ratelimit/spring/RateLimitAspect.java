@@ -6,6 +6,7 @@ import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.annotation.RateLimitExceededException;
 import dev.ratelimit.annotation.RateLimited;
+import dev.ratelimit.internal.expression.Pipeline;
 import dev.ratelimit.internal.expression.SandboxContext;
 import java.lang.reflect.Method;
 import java.time.Duration;
@@ -21,7 +22,8 @@ import org.springframework.aop.support.AopUtils;
 
 /**
  * Applies {@link RateLimited}: evaluates keys and costs (parsed at start-up), checks all of a
- * method's policies together, then proceeds, waits or throws {@link RateLimitExceededException}.
+ * method's policies together, then proceeds, waits, or throws {@link RateLimitExceededException}
+ * (or calls the fallback method instead).
  * Ordered before {@code @Transactional} and {@code @Cacheable} by default ({@link RateLimitAdvisor}
  * carries the order, {@code ratelimit.aspect.order}).
  */
@@ -52,32 +54,154 @@ public class RateLimitAspect implements MethodInterceptor {
     if (limited == null) {
       return call.proceed();
     }
-    Map<String, List<Policy>> byKey = new LinkedHashMap<>();
     SandboxContext context = variables(limited, call.getArguments());
     Object request = web.bind(context); // after the arguments: #request and the others win over a parameter's name
-    long cost = evaluate(limited, context, byKey);
+    Checks checks = evaluate(limited, context);
+    long cost = checks.cost;
     long deadline = System.nanoTime() + limited.maxWait().toNanos();
-    Map<String, List<Policy>> pending = new LinkedHashMap<>(byKey); // keys not yet admitted
+    Map<String, List<Policy>> pending = new LinkedHashMap<>(checks.before); // keys not yet admitted
     List<Decision> admitted = new ArrayList<>();
     while (true) {
-      MultiDecision decision = check(pending, admitted, cost);
+      // countWhen's policies first, consuming nothing: a call they refuse is charged nowhere
+      MultiDecision peeked = checks.after.isEmpty() ? null : peek(checks.after, admitted, cost);
+      MultiDecision decision;
+      if (peeked != null && (!peeked.allowed() || (pending.isEmpty() && admitted.isEmpty()))) {
+        decision = peeked; // refused, or nothing to charge before the call
+      } else {
+        MultiDecision charged = check(pending, admitted, cost);
+        decision = peeked == null ? charged : joined(peeked, charged);
+      }
       if (decision.allowed()) {
         web.writeHeaders(request, method, specific, limited.mode(), decision);
         long delay = maxDelayMicros(decision) * 1_000L;
         if (delay > 0) {
           TimeUnit.NANOSECONDS.sleep(delay); // admitted by a leaky bucket: wait for our slot
         }
-        return call.proceed();
+        return checks.after.isEmpty() ? call.proceed() : proceedAndCharge(call, context, checks.after, cost);
       }
       Duration retry = decision.limiting().retryAfter();
       if (limited.mode() != RateLimited.Mode.WAIT || System.nanoTime() + retry.toNanos() > deadline) {
         if (denials != null) {
-          denials.denied(limited.describe(), decision.limiting(), keyOf(decision.limiting().policy(), byKey));
+          denials.denied(limited.describe(), decision.limiting(), checks.keyOf(decision.limiting().policy()));
         }
-        throw new RateLimitExceededException(decision);
+        RateLimitExceededException refused = new RateLimitExceededException(decision);
+        if (limited.fallback() == null) {
+          throw refused;
+        }
+        web.writeHeaders(request, method, specific, limited.mode(), decision); // the fallback's answer: r=0
+        return limited.fallback().call(call.getThis(), call.getArguments(), refused);
       }
       TimeUnit.NANOSECONDS.sleep(Math.max(retry.toNanos(), 1));
     }
+  }
+
+  /** A call's checks: by key, the policies charged before it runs and those charged after (countWhen). */
+  private static final class Checks {
+    final Map<String, List<Policy>> before = new LinkedHashMap<>();
+    final Map<String, List<Counted>> after = new LinkedHashMap<>();
+    long cost;
+
+    /** The key {@code policy} was checked under. */
+    String keyOf(Policy policy) {
+      for (Map.Entry<String, List<Policy>> entry : before.entrySet()) {
+        for (Policy p : entry.getValue()) {
+          if (p == policy || p.equals(policy)) {
+            return entry.getKey();
+          }
+        }
+      }
+      for (Map.Entry<String, List<Counted>> entry : after.entrySet()) {
+        for (Counted c : entry.getValue()) {
+          if (c.policy() == policy || c.policy().equals(policy)) {
+            return entry.getKey();
+          }
+        }
+      }
+      return null;
+    }
+  }
+
+  /** A policy charged after the call, when its annotation's countWhen holds. */
+  private record Counted(Policy policy, Pipeline.Condition countWhen) {}
+
+  /**
+   * Peeks at the {@code after} keys (at least one) in order, one {@code peekAll} each, up to the
+   * first denial (with the {@code admitted} decisions before it).
+   */
+  private MultiDecision peek(Map<String, List<Counted>> after, List<Decision> admitted, long cost) {
+    List<Decision> seen = new ArrayList<>();
+    for (Map.Entry<String, List<Counted>> entry : after.entrySet()) {
+      MultiDecision part = limiter.peekAll(entry.getKey(), policies(entry.getValue()), cost);
+      seen.addAll(part.decisions());
+      if (!part.allowed()) {
+        List<Decision> decisions = new ArrayList<>(admitted);
+        decisions.addAll(seen);
+        return new MultiDecision(false, decisions);
+      }
+    }
+    return new MultiDecision(true, seen);
+  }
+
+  private static List<Policy> policies(List<Counted> counted) {
+    List<Policy> policies = new ArrayList<>(counted.size());
+    for (Counted c : counted) {
+      policies.add(c.policy());
+    }
+    return policies;
+  }
+
+  private static MultiDecision joined(MultiDecision peeked, MultiDecision charged) {
+    List<Decision> decisions = new ArrayList<>(peeked.decisions());
+    decisions.addAll(charged.decisions());
+    return new MultiDecision(charged.allowed(), decisions);
+  }
+
+  /**
+   * Runs the call, then charges each {@code after} policy whose countWhen holds for what it returned
+   * ({@code #result}) or threw ({@code #exception}): one {@code checkAll} per key, which consumes
+   * nothing when other calls took the room meanwhile. A countWhen that fails counts the call (it
+   * ran), and then throws.
+   */
+  private Object proceedAndCharge(MethodInvocation call, SandboxContext context, Map<String, List<Counted>> after,
+      long cost) throws Throwable {
+    Object result = null;
+    Throwable thrown = null;
+    try {
+      result = call.proceed();
+    } catch (Throwable t) {
+      thrown = t;
+    }
+    context.setVariable("result", result);
+    context.setVariable("exception", thrown);
+    RuntimeException failed = null;
+    for (Map.Entry<String, List<Counted>> entry : after.entrySet()) {
+      List<Policy> charged = new ArrayList<>(entry.getValue().size());
+      for (Counted c : entry.getValue()) {
+        boolean holds;
+        try {
+          holds = c.countWhen().test(context);
+        } catch (RuntimeException e) {
+          holds = true;
+          failed = failed == null ? e : failed;
+        }
+        if (holds) {
+          charged.add(c.policy());
+        }
+      }
+      if (!charged.isEmpty()) {
+        limiter.checkAll(entry.getKey(), charged, cost);
+      }
+    }
+    if (failed != null) {
+      if (thrown != null) {
+        failed.addSuppressed(thrown);
+      }
+      throw failed;
+    }
+    if (thrown != null) {
+      throw thrown;
+    }
+    return result;
   }
 
   /** A context holding the call's arguments, by name and position, and {@code #method}. */
@@ -97,12 +221,14 @@ public class RateLimitAspect implements MethodInterceptor {
   }
 
   /**
-   * Fills {@code byKey} with each evaluated key's policies; returns the cost, one for the call (every
-   * annotation of a method has the same cost expression), within the smallest capacity of them.
+   * Evaluates each annotation's key: its policy is charged before the call, or after it when it has
+   * a countWhen; the cost, one for the call (every annotation of a method has the same cost
+   * expression), within the smallest capacity of them.
    *
    * @throws MissingRateLimitKeyException when a key is missing and {@code ratelimit.missing-key=reject}
    */
-  private long evaluate(RateLimitedMethod limited, SandboxContext context, Map<String, List<Policy>> byKey) {
+  private Checks evaluate(RateLimitedMethod limited, SandboxContext context) {
+    Checks checks = new Checks();
     long capacity = Long.MAX_VALUE;
     for (RateLimitedMethod.Limit limit : limited.limits()) {
       String key = limit.key() == null ? limited.describe() : limit.key().evaluate(context);
@@ -110,22 +236,15 @@ public class RateLimitAspect implements MethodInterceptor {
         throw new MissingRateLimitKeyException(limited.describe(), limit.key().text());
       }
       Policy policy = limit.current(methods.policies());
-      byKey.computeIfAbsent(key, k -> new ArrayList<>()).add(policy);
+      if (limit.countWhen() == null) {
+        checks.before.computeIfAbsent(key, k -> new ArrayList<>()).add(policy);
+      } else {
+        checks.after.computeIfAbsent(key, k -> new ArrayList<>()).add(new Counted(policy, limit.countWhen()));
+      }
       capacity = Math.min(capacity, policy.capacity());
     }
-    return limited.limits().get(0).cost().evaluate(context, capacity);
-  }
-
-  /** The key {@code policy} was checked under. */
-  private static String keyOf(Policy policy, Map<String, List<Policy>> byKey) {
-    for (Map.Entry<String, List<Policy>> entry : byKey.entrySet()) {
-      for (Policy p : entry.getValue()) {
-        if (p == policy || p.equals(policy)) {
-          return entry.getKey();
-        }
-      }
-    }
-    return null;
+    checks.cost = limited.limits().get(0).cost().evaluate(context, capacity);
+    return checks;
   }
 
   /** The longest leaky-bucket delay among an admitted call's decisions, µs. */

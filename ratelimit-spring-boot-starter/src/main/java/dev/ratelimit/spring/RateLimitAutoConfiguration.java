@@ -297,7 +297,8 @@ public class RateLimitAutoConfiguration {
       List<RateLimitProperties.Rule> rules = properties.getFilter().getRules();
       for (int i = 0; i < rules.size(); i++) {
         RateLimitProperties.Rule rule = rules.get(i);
-        String expression = (rule.getKey() == null ? "" : rule.getKey()) + " " + (rule.getCost() == null ? "" : rule.getCost());
+        String expression = String.join(" ", java.util.Arrays.asList(rule.getKey(), rule.getCost(), rule.getWhen(),
+            rule.getSkipWhen(), rule.getCountWhen()).stream().filter(java.util.Objects::nonNull).toList());
         if (USER.matcher(expression).find()) {
           throw new IllegalArgumentException("ratelimit.filter.rules[" + i + "] reads the user (#principal or "
               + "#request's user), but the filter runs before Spring Security (ratelimit.filter.order=" + order
@@ -365,7 +366,8 @@ public class RateLimitAutoConfiguration {
         throw new IllegalArgumentException(property + ".policies must name at least one policy");
       }
       try {
-        RateLimitRule.Builder builder = RateLimitRule.builder(rule.getName()).key(rule.getKey()).cost(rule.getCost());
+        RateLimitRule.Builder builder = RateLimitRule.builder(rule.getName()).key(rule.getKey()).cost(rule.getCost())
+            .when(rule.getWhen()).skipWhen(rule.getSkipWhen()).countWhen(rule.getCountWhen());
         rule.getPaths().forEach(builder::path);
         rule.getMethods().forEach(builder::method);
         for (String name : rule.getPolicies()) {
@@ -377,8 +379,18 @@ public class RateLimitAutoConfiguration {
         }
         return builder.build();
       } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("invalid " + property + ": " + e.getMessage(), e);
+        throw new IllegalArgumentException("invalid " + property + conditionOf(rule.getName(), e) + ": " + e.getMessage(), e);
       }
+    }
+
+    /** {@code .skip-when} when {@code e} refuses the rule's condition of that name, else empty. */
+    private static String conditionOf(String rule, IllegalArgumentException e) {
+      for (String condition : List.of("count-when", "skip-when", "when")) {
+        if (String.valueOf(e.getMessage()).startsWith("rule '" + rule + "': " + condition + " expression")) {
+          return "." + condition;
+        }
+      }
+      return "";
     }
   }
 }

@@ -638,6 +638,25 @@ public class RateLimitProperties {
     /** The cost, in SpEL. */
     private String cost = "1";
 
+    /**
+     * The condition under which the rule applies, in SpEL on the key's variables, e.g.
+     * "#params['plan'] == 'free'"; unset: always. A rule a condition leaves out does not match.
+     */
+    private String when;
+
+    /**
+     * The condition under which the rule does not apply, in SpEL on the key's variables, e.g.
+     * "#path == '/health'"; unset: never.
+     */
+    private String skipWhen;
+
+    /**
+     * The condition under which a request is charged, read after its response, in SpEL on the key's
+     * variables and #response, e.g. "#response.status == 401"; a request is refused while the rule
+     * has no room for it. Unset: every request is charged before it proceeds.
+     */
+    private String countWhen;
+
     /** What a request this rule denies is answered with, over ratelimit.denied-response. */
     private final Denied deniedResponse = new Denied();
 
@@ -687,6 +706,30 @@ public class RateLimitProperties {
 
     public void setCost(String cost) {
       this.cost = cost;
+    }
+
+    public String getWhen() {
+      return when;
+    }
+
+    public void setWhen(String when) {
+      this.when = when;
+    }
+
+    public String getSkipWhen() {
+      return skipWhen;
+    }
+
+    public void setSkipWhen(String skipWhen) {
+      this.skipWhen = skipWhen;
+    }
+
+    public String getCountWhen() {
+      return countWhen;
+    }
+
+    public void setCountWhen(String countWhen) {
+      this.countWhen = countWhen;
     }
 
     public Denied getDeniedResponse() {

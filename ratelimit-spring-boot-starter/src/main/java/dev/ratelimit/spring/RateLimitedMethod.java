@@ -16,9 +16,10 @@ import java.util.List;
  * @param limits one entry per annotation, in declaration order
  * @param mode REJECT unless every annotation says WAIT
  * @param maxWait the shortest maxWait of the annotations
+ * @param fallback what answers a refused call instead of the exception; null for none
  */
 record RateLimitedMethod(Method method, String[] parameterNames, List<Limit> limits,
-    RateLimited.Mode mode, Duration maxWait) {
+    RateLimited.Mode mode, Duration maxWait, Fallback fallback) {
 
   /**
    * One annotation: a policy and how to compute its key and cost.
@@ -28,8 +29,9 @@ record RateLimitedMethod(Method method, String[] parameterNames, List<Limit> lim
    *     every call so that updates apply; null for an inline policy, which stays fixed
    * @param key the key expression, or null for one bucket for the whole method
    * @param cost the cost expression
+   * @param countWhen the condition under which a call is charged after it ran; null: charged before
    */
-  record Limit(Policy policy, String configured, Pipeline.Key key, Pipeline.Cost cost) {
+  record Limit(Policy policy, String configured, Pipeline.Key key, Pipeline.Cost cost, Pipeline.Condition countWhen) {
 
     /** The policy to check now: the configured policy's current numbers, or the inline one. */
     Policy current(PolicyRegistry policies) {

@@ -1,5 +1,6 @@
 package dev.ratelimit.spring;
 
+import dev.ratelimit.Algorithm;
 import dev.ratelimit.Policy;
 import dev.ratelimit.annotation.RateLimited;
 import dev.ratelimit.servlet.PolicyNames;
@@ -45,7 +46,7 @@ final class RateLimitedMethods {
   RateLimitedMethods(PolicyRegistry policies, Pipeline pipeline) {
     this.policies = policies;
     this.pipeline = pipeline;
-    policies.beforeUpdate(this::requirePossibleCosts);
+    policies.beforeUpdate(this::requirePossibleUpdate);
   }
 
   /** The pipeline the expressions are parsed in, and evaluated in at every call. */
@@ -54,20 +55,28 @@ final class RateLimitedMethods {
   }
 
   /**
-   * Refuses an update of the configured policy {@code name} to a capacity below the constant cost
-   * of a method that names it: every call of the method would fail. Start-up refuses the same.
+   * Refuses an update of the configured policy {@code name} that start-up would refuse for a method
+   * naming it: a capacity below the method's constant cost (every call would fail), or a leaky
+   * bucket for a {@code countWhen} (its delay cannot shape calls charged after they ran).
    */
-  private void requirePossibleCosts(String name, Policy next) {
+  private void requirePossibleUpdate(String name, Policy next) {
     for (Object found : cache.values()) {
       if (!(found instanceof RateLimitedMethod method)) {
         continue;
       }
       for (RateLimitedMethod.Limit limit : method.limits()) {
-        Long cost = name.equals(limit.configured()) ? limit.cost().constant() : null;
+        if (!name.equals(limit.configured())) {
+          continue;
+        }
+        Long cost = limit.cost().constant();
         if (cost != null && cost > next.capacity()) {
           throw new IllegalArgumentException("policy '" + name + "' with capacity " + next.capacity()
               + " would refuse every call of " + method.describe() + ", whose cost is " + cost
               + "; keep the capacity at " + cost + " or more");
+        }
+        if (limit.countWhen() != null && next.algorithm() == Algorithm.LEAKY_BUCKET) {
+          throw new IllegalArgumentException("policy '" + name + "' cannot become a LEAKY_BUCKET: "
+              + method.describe() + " charges it after its calls (countWhen), where a delay cannot shape them");
         }
       }
     }
@@ -153,6 +162,7 @@ final class RateLimitedMethods {
       }
       Pipeline.Key key = null;
       Pipeline.Cost cost;
+      Pipeline.Condition countWhen = null;
       try {
         if (!a.key().isBlank()) {
           key = pipeline.key(a.key(), "@RateLimited on " + where, keyVariables, "");
@@ -160,11 +170,14 @@ final class RateLimitedMethods {
         }
         cost = pipeline.cost(a.cost(), "@RateLimited on " + where, costVariables);
         cost.requirePossible(policy.capacity(), "policy '" + policy.name() + "'");
+        if (!a.countWhen().isBlank()) {
+          countWhen = countWhen(a.countWhen(), method, parameterNames, callVariables, own, policy, where);
+        }
       } catch (IllegalArgumentException e) {
         throw new IllegalStateException(e.getMessage(), e);
       }
       String configured = a.policy().isEmpty() ? null : a.policy();
-      limits.add(new RateLimitedMethod.Limit(policy, configured, key, cost));
+      limits.add(new RateLimitedMethod.Limit(policy, configured, key, cost, countWhen));
       wait &= a.mode() == RateLimited.Mode.WAIT;
       Duration w = window(a.maxWait(), "maxWait", where);
       maxWait = maxWait == null || w.compareTo(maxWait) < 0 ? w : maxWait;
@@ -179,7 +192,49 @@ final class RateLimitedMethods {
       }
     }
     return new RateLimitedMethod(method, parameterNames, List.copyOf(limits),
-        wait ? RateLimited.Mode.WAIT : RateLimited.Mode.REJECT, maxWait);
+        wait ? RateLimited.Mode.WAIT : RateLimited.Mode.REJECT, maxWait, fallback(annotations, method, where));
+  }
+
+  /** The one fallback the annotations name, or null; two names are refused. */
+  private static Fallback fallback(Set<RateLimited> annotations, Method method, String where) {
+    String name = null;
+    for (RateLimited a : annotations) {
+      String named = a.fallbackMethod().strip();
+      if (named.isEmpty()) {
+        continue;
+      }
+      if (name != null && !name.equals(named)) {
+        throw new IllegalStateException("@RateLimited on " + where + " names two fallback methods, '" + name
+            + "' and '" + named + "'; a refused call has one answer: name it on one annotation, or the same on all");
+      }
+      name = named;
+    }
+    return name == null ? null : Fallback.find(method, name, where);
+  }
+
+  /**
+   * Parses a {@code countWhen}: the call's variables, {@code #exception}, and {@code #result} unless
+   * the method's own annotation is on a {@code void} method (a class's covers methods of every
+   * return type: there {@code #result} of a {@code void} one is null).
+   *
+   * @throws IllegalArgumentException naming the method and the expression, or refusing a leaky bucket
+   */
+  private Pipeline.Condition countWhen(String text, Method method, String[] parameterNames, Set<String> callVariables,
+      boolean own, Policy policy, String where) {
+    if (policy.algorithm() == Algorithm.LEAKY_BUCKET) {
+      throw new IllegalArgumentException("@RateLimited on " + where + ": countWhen charges a call after it ran, where"
+          + " the delay of policy '" + policy.name() + "' (LEAKY_BUCKET) cannot shape it; use GCRA, which admits the"
+          + " same calls");
+    }
+    Set<String> names = new java.util.LinkedHashSet<>(callVariables);
+    boolean result = !own || method.getReturnType() != void.class;
+    if (result) {
+      names.add("result");
+    }
+    names.add("exception");
+    Variables variables = variables(names, method, parameterNames,
+        result ? "#result, #exception (what the call returned or threw)" : "#exception (what the call threw)");
+    return pipeline.condition(text, "@RateLimited on " + where + ": countWhen", variables, true, "the call was counted");
   }
 
   /**
@@ -187,10 +242,15 @@ final class RateLimitedMethods {
    * names) and the aspect's variables.
    */
   private static Variables variables(Set<String> names, Method method, String[] parameterNames) {
+    return variables(names, method, parameterNames, "");
+  }
+
+  /** {@link #variables(Set, Method, String[])}, the messages listing {@code more} (a text ending with ", ") first. */
+  private static Variables variables(Set<String> names, Method method, String[] parameterNames, String more) {
     String parameters = parameterNames.length > 0
         ? String.join(", ", List.of(parameterNames).stream().map(n -> "#" + n).toList()) + " (the parameters), "
         : method.getParameterCount() > 0 ? "no parameter names (compile with -parameters, or use #p0), " : "";
-    Variables.Builder variables = Variables.builder().describedAs(parameters
+    Variables.Builder variables = Variables.builder().describedAs(parameters + (more.isEmpty() ? "" : more + ", ")
         + "#p0/#a0 by position, #args, #method, #request, #clientIp, #clientNetwork and #principal");
     names.forEach(variables::add);
     return variables.build();

@@ -95,6 +95,8 @@ class SecurityFilterOrderTest {
         .hasStackTraceContaining("ratelimit.filter.order above -100");
     assertThatThrownBy(() -> start("ratelimit.filter.rules[0].key=#request.remoteUser ?: #clientIp").close())
         .hasStackTraceContaining("ratelimit.filter.rules[0] reads the user");
+    assertThatThrownBy(() -> start("ratelimit.filter.rules[0].skip-when=#principal == 'admin'").close())
+        .as("a condition too").hasStackTraceContaining("ratelimit.filter.rules[0] reads the user");
     try (ConfigurableApplicationContext app = start("ratelimit.filter.rules[0].key=#principal",
         "ratelimit.filter.order=10")) {
       assertThat(app.isRunning()).as("after Spring Security the principal is known").isTrue();

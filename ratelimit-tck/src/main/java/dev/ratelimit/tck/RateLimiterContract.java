@@ -296,6 +296,42 @@ public abstract class RateLimiterContract {
     assertThat(exhausted.retryAfter()).isEqualTo(limiter.check(k, p).retryAfter());
   }
 
+  /**
+   * peekAll answers as checkAll of the same cost would, to the microsecond, and consumes nothing:
+   * allowed exactly while the room covers the cost, {@code remaining} the room now, a denial's
+   * {@code retryAfter} the exact wait for that cost (not for one unit).
+   */
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void peekAllAnswersAsCheckAllAndConsumesNothing(Algorithm algorithm) {
+    Policy small = policy(algorithm, 5, Duration.ofSeconds(10)).withName("small");
+    Policy roomy = policy(algorithm, 50, Duration.ofSeconds(10)).withName("roomy");
+    List<Policy> both = List.of(small, roomy);
+    String k = key("peek");
+    MultiDecision fresh = limiter.peekAll(k, both, 2);
+    assertThat(fresh.allowed()).isTrue();
+    assertThat(fresh.decisions()).extracting(Decision::remaining).containsExactly(5L, 50L);
+    for (int i = 0; i < 10; i++) {
+      assertThat(limiter.peekAll(k, both, 2)).isEqualTo(fresh);
+    }
+    assertThat(limiter.checkAll(k, both, 2).allowed()).isTrue();
+    assertThat(limiter.checkAll(k, both, 2).allowed()).isTrue();
+    MultiDecision oneLeft = limiter.peekAll(k, both, 2);
+    assertThat(oneLeft.allowed()).as("1 left of small, cost 2").isFalse();
+    assertThat(oneLeft.decisions()).extracting(Decision::remaining).containsExactly(1L, 46L);
+    assertThat(limiter.peekAll(k, both, 1).allowed()).as("cost 1 fits").isTrue();
+    assertThat(limiter.inspect(k, small).remaining()).as("peeks consumed nothing").isEqualTo(1);
+    MultiDecision checked = limiter.checkAll(k, both, 2);
+    assertThat(checked.allowed()).isFalse();
+    assertThat(oneLeft.limiting().retryAfter()).as("the wait for cost 2").isEqualTo(checked.limiting().retryAfter())
+        .isPositive();
+    advanceMicros(micros(oneLeft.limiting().retryAfter()) - 1);
+    assertThat(limiter.peekAll(k, both, 2).allowed()).as("1 µs before retryAfter").isFalse();
+    advanceMicros(1);
+    assertThat(limiter.peekAll(k, both, 2).allowed()).as("at retryAfter").isTrue();
+    assertThat(limiter.checkAll(k, both, 2).allowed()).isTrue();
+  }
+
   /** A reset forgets the previous window of a sliding window counter too, and nothing of other policies or keys. */
   @Test
   void resetForgetsEveryWindowOfItsPolicyAndNothingElse() {

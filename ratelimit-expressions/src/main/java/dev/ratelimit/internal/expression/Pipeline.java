@@ -100,6 +100,95 @@ public final class Pipeline {
     return new Cost(sandbox.parse(text, what + ": cost", variables), text, what);
   }
 
+  /**
+   * Parses a condition: an expression that gives {@code true} or {@code false} ({@code when},
+   * {@code skip-when}, {@code count-when}). One that is constant and gives anything else is refused.
+   *
+   * @param what the place and the condition, for messages: {@code rule 'api': skip-when}
+   * @param onError what the condition is taken to be, with {@link OnError#CORRECT}, when it fails or
+   *     gives anything but a boolean: the safe side for a limiter, chosen by the door
+   * @param onErrorSays what that means, for the log line: {@code the rule applied}
+   * @throws IllegalArgumentException as {@link Sandbox#parse}, or naming a constant that is no boolean
+   */
+  public Condition condition(String text, String what, Variables variables, boolean onError, String onErrorSays) {
+    Expression expression = sandbox.parse(text, what, variables);
+    if (Sandbox.isConstant(expression)) {
+      Object value;
+      try {
+        value = expression.getValue(sandbox.context());
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException(what + " expression '" + text + "' fails: " + e.getMessage(), e);
+      }
+      if (!(value instanceof Boolean)) {
+        throw new IllegalArgumentException(what + " expression '" + text + "' gives " + LogThrottle.sanitize(value)
+            + ", not true or false");
+      }
+    }
+    return new Condition(expression, text, what, onError, onErrorSays);
+  }
+
+  /** A parsed condition of one place. */
+  public final class Condition {
+    private final Expression expression;
+    private final String text;
+    private final String what;
+    /** What a condition that fails or gives no boolean is taken to be, with {@link OnError#CORRECT}. */
+    private final boolean fallback;
+    private final String fallbackSays;
+
+    private Condition(Expression expression, String text, String what, boolean fallback, String fallbackSays) {
+      this.expression = expression;
+      this.text = text;
+      this.what = what;
+      this.fallback = fallback;
+      this.fallbackSays = fallbackSays;
+    }
+
+    /** The expression's text. */
+    public String text() {
+      return text;
+    }
+
+    /** The variables it reads. */
+    public Set<String> variables() {
+      return Sandbox.variables(expression);
+    }
+
+    /**
+     * Whether the condition holds in {@code context}. When it fails or gives anything but a boolean
+     * (null too): with {@link OnError#CORRECT}, the {@code onError} it was parsed with, logged at
+     * most once a minute per place and cause.
+     *
+     * @throws IllegalStateException with {@link OnError#THROW}, naming the place and the expression
+     *     (an exception the expression's own calls throw passes unchanged)
+     */
+    public boolean test(EvaluationContext context) {
+      Object value;
+      try {
+        value = expression.getValue(context);
+      } catch (RuntimeException e) {
+        if (onError == OnError.THROW) {
+          throw failed(e, "condition", what, text);
+        }
+        return corrected("failed", "failed (" + LogThrottle.sanitize(e.getMessage()) + ")");
+      }
+      if (value instanceof Boolean b) {
+        return b;
+      }
+      String gave = "gave " + (value == null ? "null" : "a " + value.getClass().getName()) + ", not true or false";
+      if (onError == OnError.THROW) {
+        throw new IllegalStateException(what + " expression '" + text + "' " + gave);
+      }
+      return corrected("type", gave);
+    }
+
+    private boolean corrected(String cause, String problem) {
+      throttle.warn(log, what + ":" + cause, what + " expression '" + text + "' " + problem + "; taken as "
+          + fallback + ": " + fallbackSays);
+      return fallback;
+    }
+  }
+
   /** A parsed key expression of one place. */
   public final class Key {
     private final Expression expression;

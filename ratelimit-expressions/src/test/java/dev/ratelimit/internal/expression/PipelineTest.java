@@ -123,6 +123,51 @@ class PipelineTest {
         .isInstanceOf(IllegalArgumentException.class);
   }
 
+  @Test
+  void aConditionGivesItsBooleanInBothSettings() {
+    for (Pipeline.OnError onError : Pipeline.OnError.values()) {
+      Pipeline.Condition condition = pipeline().onError(onError).build()
+          .condition("#value >= 400", "rule 'r': count-when", VARIABLES, true, "the request was counted");
+      assertThat(condition.test(with(500))).isTrue();
+      assertThat(condition.test(with(200))).isFalse();
+      assertThat(condition.variables()).containsExactly("value");
+    }
+    assertThat(log.lines).isEmpty();
+  }
+
+  @Test
+  void aFailingConditionTakesTheDoorsSafeSideOrThrows() {
+    Pipeline.Condition skip = pipeline().build()
+        .condition("#value.internal", "rule 'r': skip-when", VARIABLES, false, "the rule applied");
+    assertThat(skip.test(with(null))).as("failed: the rule applies").isFalse();
+    assertThat(skip.test(with(java.util.Map.of("internal", "yes")))).as("not a boolean").isFalse();
+    assertThat(skip.test(with(java.util.Map.of("internal", true)))).isTrue();
+    assertThat(log.lines).hasSize(2);
+    assertThat(log.lines.get(0)).startsWith("WARNING rule 'r': skip-when expression '#value.internal' failed (")
+        .endsWith("; taken as false: the rule applied (logged at most once a minute)");
+    assertThat(log.lines.get(1)).isEqualTo("WARNING rule 'r': skip-when expression '#value.internal' gave a"
+        + " java.lang.String, not true or false; taken as false: the rule applied (logged at most once a minute)");
+    skip.test(with(null));
+    assertThat(log.lines).as("once a minute per place and cause").hasSize(2);
+
+    Pipeline.Condition strict = pipeline().onError(Pipeline.OnError.THROW).build()
+        .condition("#value", "@RateLimited on A.b: countWhen", VARIABLES, true, "the call was counted");
+    assertThatThrownBy(() -> strict.test(with("yes"))).isInstanceOf(IllegalStateException.class)
+        .hasMessage("@RateLimited on A.b: countWhen expression '#value' gave a java.lang.String, not true or false");
+    assertThatThrownBy(() -> strict.test(with(null))).hasMessageContaining("gave null");
+  }
+
+  @Test
+  void aConstantThatIsNoBooleanIsRefused() {
+    Pipeline p = pipeline().build();
+    assertThat(p.condition("true", "w", VARIABLES, true, "x").test(with(null))).isTrue();
+    assertThatThrownBy(() -> p.condition("1", "rule 'r': when", VARIABLES, true, "x"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("rule 'r': when expression '1' gives 1, not true or false");
+    assertThatThrownBy(() -> p.condition("#nope", "rule 'r': when", VARIABLES, true, "x"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("#nope, an unknown variable");
+  }
+
   /** A logger that keeps its lines. */
   static final class Lines implements System.Logger {
     final List<String> lines = new ArrayList<>();
