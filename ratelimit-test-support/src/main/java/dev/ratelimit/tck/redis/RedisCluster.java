@@ -129,21 +129,7 @@ public final class RedisCluster implements AutoCloseable {
     if (sharedInstance) {
       return;
     }
-    RuntimeException failure = null;
-    for (RedisServer n : nodes) {
-      try {
-        n.close();
-      } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    RedisServer.closeAll(nodes);
   }
 
   @Override

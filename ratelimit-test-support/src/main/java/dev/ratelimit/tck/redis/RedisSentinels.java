@@ -118,21 +118,7 @@ public final class RedisSentinels implements AutoCloseable {
     List<RedisServer> all = new ArrayList<>(sentinels);
     all.add(replica);
     all.add(master);
-    RuntimeException failure = null;
-    for (RedisServer s : all) {
-      try {
-        s.close();
-      } catch (RuntimeException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    RedisServer.closeAll(all);
   }
 
   @Override

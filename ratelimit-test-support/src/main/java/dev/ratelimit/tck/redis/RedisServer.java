@@ -718,4 +718,23 @@ public final class RedisServer implements AutoCloseable {
       super(message);
     }
   }
+
+  /** Stops every one of {@code servers}; the first failure is thrown, with the others suppressed in it. */
+  static void closeAll(Iterable<RedisServer> servers) {
+    RuntimeException failure = null;
+    for (RedisServer server : servers) {
+      try {
+        server.close();
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
 }
