@@ -119,18 +119,25 @@ warnings=()
 # measure, stop it. Sets rps/p50/p99/ok/limited[round,row].
 run_row() {
   local round=$1 row=$2 port log pid line
-  port=$(free_port)
   log=$out/round$round-$row.log
-  # shellcheck disable=SC2086 # java_opts is a list of options
-  java $java_opts -jar "$jar" --server.port="$port" --bench.mode="$row" --bench.policy="$policy" \
-    --bench.near-cache="$near_cache" --bench.key-prefix="fd-$round-$row" ${redis_url:+--bench.redis-url=$redis_url} \
-    > "$log" 2>&1 &
-  pid=$!
-  started+=("$pid")
-  for _ in $(seq 1 600); do
+  # a port found free may be taken before the application binds it (other processes on the
+  # machine pick ports too): then try another, three times at most
+  for attempt in 1 2 3; do
+    port=$(free_port)
+    # shellcheck disable=SC2086 # java_opts is a list of options
+    java $java_opts -jar "$jar" --server.port="$port" --bench.mode="$row" --bench.policy="$policy" \
+      --bench.near-cache="$near_cache" --bench.key-prefix="fd-$round-$row" ${redis_url:+--bench.redis-url=$redis_url} \
+      > "$log" 2>&1 &
+    pid=$!
+    started+=("$pid")
+    for _ in $(seq 1 600); do
+      grep -q '^front-door ready' "$log" && break
+      kill -0 "$pid" 2> /dev/null || break
+      sleep 0.2
+    done
     grep -q '^front-door ready' "$log" && break
-    kill -0 "$pid" 2> /dev/null || break
-    sleep 0.2
+    kill "$pid" 2> /dev/null; wait "$pid" 2> /dev/null
+    grep -q "Port $port was already in use" "$log" || break
   done
   if ! grep -q '^front-door ready' "$log"; then
     echo "the application did not start in mode $row; its log:" >&2
