@@ -59,11 +59,11 @@ public final class PolicyRegistry {
    * @param fieldPrefix what names the fields in messages, e.g. {@code "ratelimit.policies.api."} or {@code ""}
    * @throws IllegalArgumentException naming the field at fault
    */
-  static Policy build(String name, Long limit, String window, Algorithm algorithm, Long burst, String fieldPrefix) {
+  static Policy build(String name, Long limit, Duration window, Algorithm algorithm, Long burst, String fieldPrefix) {
     if (limit == null) {
       throw new IllegalArgumentException(fieldPrefix + "limit is required (units per window, e.g. 100)");
     }
-    if (window == null || window.isBlank()) {
+    if (window == null) {
       throw new IllegalArgumentException(fieldPrefix + "window is required (e.g. 1m or 500ms)");
     }
     if (limit < 1) {
@@ -72,14 +72,22 @@ public final class PolicyRegistry {
     if (burst != null && burst < 1) {
       throw new IllegalArgumentException(fieldPrefix + "burst must be at least 1, was " + burst);
     }
+    Policy policy = Policy.of(limit, window, algorithm == null ? Algorithm.GCRA : algorithm).withName(name);
+    return burst == null ? policy : policy.withBurst(burst);
+  }
+
+  /** {@link #build(String, Long, Duration, Algorithm, Long, String)} with the window as text ({@link #parseWindow}). */
+  static Policy build(String name, Long limit, String window, Algorithm algorithm, Long burst, String fieldPrefix) {
+    if (limit == null || window == null || window.isBlank()) { // the message of the field missing
+      return build(name, limit, (Duration) null, algorithm, burst, fieldPrefix);
+    }
     Duration parsed;
     try {
       parsed = parseWindow(window.trim());
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(fieldPrefix + "window: " + e.getMessage(), e);
     }
-    Policy policy = Policy.of(limit, parsed, algorithm == null ? Algorithm.GCRA : algorithm).withName(name);
-    return burst == null ? policy : policy.withBurst(burst);
+    return build(name, limit, parsed, algorithm, burst, fieldPrefix);
   }
 
   /** The policy called {@code name}, if configured. */

@@ -79,12 +79,14 @@ public class RateLimitAutoConfiguration {
 
   /**
    * The limiter, on the application's {@link InstantSource} bean if it has one, else the system
-   * clock, reporting to every {@link RateLimitListener} bean (metrics among them), in order.
+   * clock, reporting to every {@link RateLimitListener} bean (metrics among them), in order, and
+   * observed when the application has an ObservationRegistry.
    */
   @Bean
   @ConditionalOnMissingBean
   public RateLimiter rateLimiter(Backend backend, RateLimitProperties properties,
-      ObjectProvider<InstantSource> clock, ObjectProvider<RateLimitListener> listeners) {
+      ObjectProvider<InstantSource> clock, ObjectProvider<RateLimitListener> listeners,
+      ObjectProvider<LimiterDecorator> decorators) {
     RateLimiter.Builder builder;
     try {
       builder = RateLimiter.builder()
@@ -106,7 +108,13 @@ public class RateLimitAutoConfiguration {
       builder.nearCache(properties.getNearCache());
     }
     listeners.orderedStream().forEach(builder::listener);
-    return builder.build();
+    List<LimiterDecorator> decorations = decorators.orderedStream().toList();
+    decorations.forEach(decorator -> decorator.configure(builder));
+    RateLimiter limiter = builder.build();
+    for (LimiterDecorator decorator : decorations) {
+      limiter = decorator.decorate(limiter);
+    }
+    return limiter;
   }
 
   /** One log line per denied call, rate-limited, when {@code ratelimit.log-denials=true}. */

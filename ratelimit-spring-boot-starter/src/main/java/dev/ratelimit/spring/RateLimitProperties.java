@@ -344,8 +344,11 @@ public class RateLimitProperties {
     /** Units admitted per window. */
     private Long limit;
 
-    /** The window, e.g. 1m or 500ms. */
-    private String window;
+    /**
+     * The window, e.g. 1m, 500ms or PT1M (ISO-8601); a bare number is milliseconds, as for every
+     * duration Boot binds.
+     */
+    private Duration window;
 
     /** The algorithm. */
     private Algorithm algorithm = Algorithm.GCRA;
@@ -361,11 +364,11 @@ public class RateLimitProperties {
       this.limit = limit;
     }
 
-    public String getWindow() {
+    public Duration getWindow() {
       return window;
     }
 
-    public void setWindow(String window) {
+    public void setWindow(Duration window) {
       this.window = window;
     }
 

@@ -173,6 +173,30 @@ class SandboxTest {
         .as("Object's own methods are out of reach").isNotNull();
   }
 
+  /**
+   * Maps are read by key through Spring's own {@code MapAccessor} (spring-expression), not the
+   * one of spring-context, deprecated for removal in Spring 7; read-only, as before: no accessor
+   * of the sandbox is deprecated, and none writes an entry.
+   */
+  @Test
+  void mapsAreReadByKeyAndNeverWritten() {
+    SandboxContext context = DATA.context();
+    Map<String, String> items = new java.util.HashMap<>(Map.of("tier", "gold"));
+    context.setVariable("items", items);
+    assertThat(DATA.parse("#items.tier", "m: key", VARIABLES).getValue(context)).isEqualTo("gold");
+    assertThat(DATA.parse("#items['tier']", "m: key", VARIABLES).getValue(context)).isEqualTo("gold");
+    assertThat(context.getPropertyAccessors())
+        .anySatisfy(a -> assertThat(a).isInstanceOf(org.springframework.expression.spel.support.MapAccessor.class))
+        .allSatisfy(a -> assertThat(a.getClass().isAnnotationPresent(Deprecated.class))
+            .as(a.getClass().getName()).isFalse());
+    // the assignment the parse-time check refuses, run anyway: the context's accessors refuse it too
+    assertThat(catchThrowable(() -> new SpelExpressionParser().parseExpression("#items.tier = 'free'")
+        .getValue(context))).isNotNull();
+    assertThat(items).containsEntry("tier", "gold");
+    assertThat(catchThrowable(() -> DATA.parse("#items.nope", "m: key", VARIABLES).getValue(context)))
+        .as("a missing entry is an error, as before, not a silent null").isNotNull();
+  }
+
   @Test
   void lazyVariablesAreComputedOnFirstUseOnly() {
     SandboxContext context = DATA.context();

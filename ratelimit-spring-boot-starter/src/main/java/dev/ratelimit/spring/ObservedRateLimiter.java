@@ -1,0 +1,176 @@
+package dev.ratelimit.spring;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.FailureMode;
+import dev.ratelimit.MultiDecision;
+import dev.ratelimit.Policy;
+import dev.ratelimit.RateLimitListener;
+import dev.ratelimit.RateLimiter;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** A limiter whose checks are observed ({@link RateLimitObservation}). */
+final class ObservedRateLimiter implements RateLimiter {
+  private final RateLimiter delegate;
+  private final ObservationRegistry registry;
+  /** The policy values given so far, at most {@link RateLimitObservation#MAX_POLICY_VALUES}. */
+  private final Set<String> policyValues = ConcurrentHashMap.newKeySet();
+
+  ObservedRateLimiter(RateLimiter delegate, ObservationRegistry registry) {
+    this.delegate = delegate;
+    this.registry = registry;
+  }
+
+  @Override
+  public Decision check(String key, Policy policy, long cost) {
+    if (registry.isNoop() || policy == null) { // no policy: the limiter's refusal, unobserved
+      return delegate.check(key, policy, cost);
+    }
+    Observation observation = start(policy.name());
+    CheckOutcomes outcomes = CheckOutcomes.open();
+    try (Observation.Scope scope = observation.openScope()) {
+      Decision decision = delegate.check(key, policy, cost);
+      decided(observation, decision.allowed(), outcomes.of(decision));
+      return decision;
+    } catch (RuntimeException | Error e) {
+      observation.error(e);
+      throw e;
+    } finally {
+      outcomes.close();
+      observation.stop();
+    }
+  }
+
+  @Override
+  public boolean tryAcquire(String key, Policy policy, long cost) {
+    if (registry.isNoop()) {
+      return delegate.tryAcquire(key, policy, cost);
+    }
+    // the decision is needed for its outcome; the limiter builds one anyway with a listener
+    return check(key, policy, cost).allowed();
+  }
+
+  @Override
+  public MultiDecision checkAll(String key, List<Policy> policies, long cost) {
+    if (registry.isNoop() || policies == null || policies.isEmpty()) {
+      return delegate.checkAll(key, policies, cost); // an empty list: the limiter's refusal, unobserved
+    }
+    Observation observation = start(names(policies));
+    CheckOutcomes outcomes = CheckOutcomes.open();
+    try (Observation.Scope scope = observation.openScope()) {
+      MultiDecision decision = delegate.checkAll(key, policies, cost);
+      decided(observation, decision.allowed(), outcomes.of(decision.limiting()));
+      return decision;
+    } catch (RuntimeException | Error e) {
+      observation.error(e);
+      throw e;
+    } finally {
+      outcomes.close();
+      observation.stop();
+    }
+  }
+
+  @Override
+  public CompletionStage<Decision> checkAsync(String key, Policy policy, long cost) {
+    if (registry.isNoop() || policy == null) {
+      return delegate.checkAsync(key, policy, cost);
+    }
+    Observation observation = start(policy.name());
+    CheckOutcomes outcomes = CheckOutcomes.open();
+    CompletionStage<Decision> answer;
+    try (Observation.Scope scope = observation.openScope()) {
+      answer = delegate.checkAsync(key, policy, cost);
+    } catch (RuntimeException | Error e) {
+      observation.error(e);
+      observation.stop();
+      throw e;
+    } finally {
+      outcomes.close(); // what was decided on this thread stays readable below
+    }
+    return answer.whenComplete((decision, error) -> {
+      if (error != null) {
+        observation.error(error);
+      } else {
+        decided(observation, decision.allowed(), outcomes.of(decision));
+      }
+      observation.stop();
+    });
+  }
+
+  private Observation start(String policies) {
+    return Observation.createNotStarted(RateLimitObservation.NAME, registry)
+        .lowCardinalityKeyValue(RateLimitObservation.POLICY, policyValue(policies))
+        .start();
+  }
+
+  private static void decided(Observation observation, boolean allowed, String outcome) {
+    observation.lowCardinalityKeyValue(RateLimitObservation.DECISION, allowed ? "allowed" : "denied");
+    observation.lowCardinalityKeyValue(RateLimitObservation.OUTCOME, outcome);
+  }
+
+  /** {@code name}, or {@link RateLimitObservation#OTHER} once the distinct values are at their cap. */
+  private String policyValue(String name) {
+    if (policyValues.contains(name)) {
+      return name;
+    }
+    synchronized (policyValues) {
+      if (policyValues.size() < RateLimitObservation.MAX_POLICY_VALUES) {
+        policyValues.add(name);
+        return name;
+      }
+    }
+    return policyValues.contains(name) ? name : RateLimitObservation.OTHER;
+  }
+
+  private static String names(List<Policy> policies) {
+    if (policies.size() == 1) {
+      return policies.get(0).name();
+    }
+    StringBuilder names = new StringBuilder();
+    for (Policy policy : policies) {
+      if (policy != null) {
+        names.append(names.length() == 0 ? "" : ",").append(policy.name());
+      }
+    }
+    return names.toString();
+  }
+
+  @Override
+  public Decision inspect(String key, Policy policy) {
+    return delegate.inspect(key, policy);
+  }
+
+  @Override
+  public void reset(String key, Policy policy) {
+    delegate.reset(key, policy);
+  }
+
+  @Override
+  public long nearCacheSize() {
+    return delegate.nearCacheSize();
+  }
+
+  @Override
+  public FailureMode failureMode() {
+    return delegate.failureMode();
+  }
+
+  @Override
+  public RateLimitListener.CircuitState circuitState() {
+    return delegate.circuitState();
+  }
+
+  @Override
+  public void close() {
+    delegate.close();
+  }
+
+  @Override
+  public String toString() {
+    return "observed " + delegate;
+  }
+}
