@@ -24,8 +24,8 @@ class PeerChartTest {
     assertThat(document.getDocumentElement().getTagName()).isEqualTo("svg");
     assertThat(document.getElementsByTagName("rect").getLength()).as("the background and a bar per row")
         .isEqualTo(1 + PeerChart.ROWS.size());
-    assertThat(svg).contains("68,368", "14,811 (ours: 4.62×)", "24,798 (ours: 2.76×)", "131,485 (ours: 0.52×)",
-        "commit 8505d2d");
+    assertThat(svg).contains("169,306", "66,709 (ours: 2.54×)", "51,450 (ours: 3.29×)", "312,994 (ours: 0.54×)",
+        "commit 4fd18da");
   }
 
   @Test
