@@ -1,7 +1,6 @@
 package dev.ratelimit.artifacts;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.File;
 import java.lang.module.ModuleDescriptor;
@@ -21,9 +20,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The published jars as a user's build resolves them: this module depends on each of them, so its
- * test class path holds their jars (in the reactor from the package phase on, as in
- * {@code ./mvnw verify}; before that it holds their classes' directories, and the jar tests are
- * skipped).
+ * test class path holds their jars. The module's pom runs these tests in the integration-test phase
+ * of {@code ./mvnw verify}, when the reactor has packaged every one of them; a class directory in
+ * place of a jar fails the test.
  */
 class ArtifactJarsTest {
   /** Each published jar's module name: what {@code requires} names on the module path. */
@@ -41,7 +40,7 @@ class ArtifactJarsTest {
         .map(Path::of).toList();
   }
 
-  /** The artifact's jar on the class path; the test is skipped while the module is not packaged yet. */
+  /** The artifact's jar on the class path. */
   private static Path jar(String artifactId) {
     for (Path entry : classPath()) {
       String name = entry.getFileName().toString();
@@ -50,7 +49,8 @@ class ArtifactJarsTest {
         return entry;
       }
       if (entry.endsWith(Path.of(artifactId, "target", "classes"))) {
-        assumeTrue(false, artifactId + " is not packaged yet: run through the package phase (./mvnw verify)");
+        throw new AssertionError(artifactId + " is on the class path as classes, not as its jar: these tests"
+            + " run in the integration-test phase (./mvnw verify), after every module is packaged");
       }
     }
     throw new AssertionError(artifactId + " is not on the test class path: " + classPath());
