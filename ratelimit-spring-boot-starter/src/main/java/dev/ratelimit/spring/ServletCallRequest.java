@@ -38,9 +38,9 @@ final class ServletCallRequest implements CallRequest {
     HttpServletRequest request = currentRequest();
     if (request != null) {
       context.setVariable("request", request);
-      String ip = clientIp.resolve(request);
-      context.setVariable("clientIp", ip);
-      context.setLazyVariable("clientNetwork", () -> ClientIp.network(ip));
+      // resolved only for an expression that reads it, once per call
+      context.setLazyVariable("clientIp", () -> clientIp.resolve(request));
+      context.setLazyVariable("clientNetwork", () -> ClientIp.network((String) context.lookupVariable("clientIp")));
       context.setVariable("principal", request.getUserPrincipal() == null ? null : request.getUserPrincipal().getName());
     }
     return request;
