@@ -8,6 +8,7 @@ import dev.ratelimit.Require;
 import dev.ratelimit.spi.Backend;
 import dev.ratelimit.spi.Evaluation;
 import dev.ratelimit.spi.MultiEvaluation;
+import dev.ratelimit.spi.NotRoutedException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -25,6 +26,7 @@ import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.options.OptionalOptions;
 import org.redisson.client.RedisNoScriptException;
+import org.redisson.client.RedisNodeNotFoundException;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -429,13 +431,18 @@ public final class RedisBackend implements Backend {
 
   private List<Object> eval(Lua lua, List<Object> scriptKeys, Object[] args) {
     try {
-      return script.evalSha(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args);
-    } catch (RuntimeException e) {
-      if (!isNoScript(e)) {
-        throw e;
+      try {
+        return script.evalSha(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args);
+      } catch (RuntimeException e) {
+        if (!isNoScript(e)) {
+          throw e;
+        }
+        load(lua); // the script never ran: running it now counts the check once
+        return script.evalSha(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args);
       }
-      load(lua); // the script never ran: running it now counts the check once
-      return script.evalSha(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args);
+    } catch (RuntimeException e) {
+      Throwable routed = routed(e);
+      throw routed instanceof RuntimeException r ? r : e;
     }
   }
 
@@ -451,7 +458,7 @@ public final class RedisBackend implements Backend {
           if (error == null) {
             reply.complete(answer);
           } else if (!isNoScript(error)) {
-            reply.completeExceptionally(error);
+            reply.completeExceptionally(routed(error));
           } else { // the script never ran: running it now counts the check once
             try {
               script.scriptLoadAsync(lua.text).thenCompose(sha -> script.<T>evalShaAsync(
@@ -460,7 +467,7 @@ public final class RedisBackend implements Backend {
                     if (e == null) {
                       reply.complete(again);
                     } else {
-                      reply.completeExceptionally(e);
+                      reply.completeExceptionally(routed(e));
                     }
                   });
             } catch (RuntimeException e) { // thrown, not failed (a client shutting down): still an answer,
@@ -474,6 +481,24 @@ public final class RedisBackend implements Backend {
   private void load(Lua lua) {
     String sha = script.scriptLoad(lua.text);
     Require.state(sha.equalsIgnoreCase(lua.sha), "Redis computed SHA %s for a script whose SHA-1 is %s", sha, lua.sha);
+  }
+
+  /**
+   * {@code error}, or a {@link NotRoutedException} when Redisson never sent the call because no node
+   * it knows serves the slot now: Redis answered {@code MOVED} or {@code ASK} (which run nothing) naming
+   * a node the client has not discovered yet, as after a failover, a slot moved or a node added,
+   * until its next scan of the cluster (Redisson's {@code scanInterval}). The failure mode decides
+   * such a check, and the limiter's circuit stays closed for the keys of every other slot.
+   */
+  private static Throwable routed(Throwable error) {
+    for (Throwable e = error; e != null && e.getCause() != e; e = e.getCause()) {
+      if (e instanceof RedisNodeNotFoundException) {
+        return new NotRoutedException("the check never ran: no node the Redis client knows serves its hash slot"
+            + " now (a failover, a slot moved, a node added); the client learns the new node at its next scan"
+            + " of the cluster", error);
+      }
+    }
+    return error;
   }
 
   private static boolean isNoScript(Throwable error) {

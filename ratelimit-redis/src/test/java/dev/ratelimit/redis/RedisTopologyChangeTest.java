@@ -56,6 +56,7 @@ class RedisTopologyChangeTest {
       System.out.println("graceful failover: " + r);
       assertThat(r.errors()).as("exceptions that reached callers").isEmpty();
       assertThat(r.overAdmitted()).as("admissions beyond a limit: %s", r).isZero();
+      assertOnlyRefusedChecksFailed(r);
       assertThat(r.fromRedisAfterEvent()).as("decisions from Redis after the failover").isGreaterThan(200);
       assertThat(r.recovery()).as("until every decision comes from Redis again: %s", r)
           .isLessThan(recoveryBound());
@@ -102,6 +103,7 @@ class RedisTopologyChangeTest {
       System.out.println("resharding " + moved + " hot slots: " + r);
       assertThat(r.errors()).as("exceptions that reached callers").isEmpty();
       assertThat(r.overAdmitted()).as("admissions beyond a limit: %s", r).isZero();
+      assertOnlyRefusedChecksFailed(r);
       assertThat(r.fromRedisAfterEvent()).isGreaterThan(200);
       assertThat(r.recovery()).as("until every decision comes from Redis again: %s", r)
           .isLessThan(recoveryBound());
@@ -123,10 +125,21 @@ class RedisTopologyChangeTest {
       assertThat(cluster.masters()).contains(added);
       assertThat(r.errors()).as("exceptions that reached callers").isEmpty();
       assertThat(r.overAdmitted()).as("admissions beyond a limit: %s", r).isZero();
+      assertOnlyRefusedChecksFailed(r);
       assertThat(r.fromRedisAfterEvent()).isGreaterThan(200);
       assertThat(r.recovery()).as("until every decision comes from Redis again: %s", r)
           .isLessThan(recoveryBound());
     }
+  }
+
+  /**
+   * Redis answered throughout (a redirect to a node the client has not discovered yet is refused
+   * at once, and only that slot's checks): the failure mode decided only the checks refused, the
+   * circuit breaker never opened and skipped Redis for every other key.
+   */
+  static void assertOnlyRefusedChecksFailed(TopologyLoad.Result r) {
+    assertThat(r.byFailureMode()).as("failure-mode decisions beyond the checks refused: %s", r)
+        .isEqualTo(r.backendErrorCount());
   }
 
   /** The node timeout, Redisson's scan of the slots, and a few seconds for a busy machine. */

@@ -89,8 +89,14 @@ final class TopologyLoad implements AutoCloseable {
                 e = e.getCause();
               }
               String m = String.valueOf(e.getMessage());
-              backendErrors.computeIfAbsent(e.getClass().getSimpleName() + ": " + m.substring(0, Math.min(40, m.length())),
-                  k -> new AtomicLong()).incrementAndGet();
+              String kind = e.getClass().getSimpleName() + (m.contains("redirect=MOVED") ? " (MOVED)"
+                  : m.contains("redirect=ASK") ? " (ASK)" : "");
+              if (e.getCause() != null && e.getCause() != e) {
+                kind += " <- " + e.getCause().getClass().getSimpleName();
+                String c = String.valueOf(e.getCause().getMessage());
+                kind += c.contains("redirect=MOVED") ? " (MOVED)" : c.contains("redirect=ASK") ? " (ASK)" : "";
+              }
+              backendErrors.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet();
             }
           }).build());
     }
@@ -275,6 +281,11 @@ final class TopologyLoad implements AutoCloseable {
   record Result(long checks, long fromRedis, long byFailureMode, long fromRedisAfterEvent,
       long byFailureModeAfterEvent, long overAdmitted, Map<String, Long> overAdmittedByKey, List<Throwable> errors,
       Duration recovery, Map<String, Long> backendErrors) {
+    /** The backend's errors, all kinds together: each is one decision of the failure mode. */
+    long backendErrorCount() {
+      return backendErrors.values().stream().mapToLong(Long::longValue).sum();
+    }
+
     @Override
     public String toString() {
       return "checks " + checks + ", from Redis " + fromRedis + ", by the failure mode " + byFailureMode
