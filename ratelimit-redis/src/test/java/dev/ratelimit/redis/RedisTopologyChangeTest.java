@@ -87,6 +87,33 @@ class RedisTopologyChangeTest {
     }
   }
 
+  /**
+   * With waitForReplicas(1), a master needs a replica at all times, so two per master: when the
+   * master dies, one replica is promoted and the other follows it and acknowledges its writes.
+   */
+  @Test
+  void aKilledMasterLosesNoAdmissionWhenChecksWaitForAReplica() {
+    cluster = RedisCluster.start(3, 2);
+    try (TopologyLoad load = load(b -> b.waitForReplicas(1, Duration.ofMillis(100)))) {
+      RedisServer master = cluster.nodeFor(hashTag(TopologyLoad.key(load.next())));
+      List<RedisServer> replicas = cluster.replicasOf(master);
+      assertThat(replicas).hasSize(2);
+      assertThat(master.info("commandstats")).as("checks wait for a replica").contains("cmdstat_wait:");
+      load.markEvent();
+      cluster.kill(master);
+      RedisServer promoted = cluster.awaitPromoted(replicas, PROMOTION);
+      TopologyLoad.Result r = load.finish(Duration.ofSeconds(1), 200, Duration.ofSeconds(25));
+      System.out.println("killed master, waiting for a replica: " + r);
+      assertThat(r.errors()).as("exceptions that reached callers").isEmpty();
+      assertThat(r.overAdmitted()).as("admissions beyond a limit: %s", r).isZero();
+      assertThat(cluster.replicasOf(promoted)).as("the other replica follows the new master").hasSize(1);
+      assertThat(r.fromRedisAfterEvent()).isGreaterThan(200);
+      // and the replica's resync, during which WAIT times out, and the circuit's cool-down after it
+      assertThat(r.recovery()).as("until every decision comes from Redis again: %s", r)
+          .isLessThan(recoveryBound().plusSeconds(5));
+    }
+  }
+
   @Test
   void movingTheHotKeysSlotsToAnotherMasterLosesNoAdmission() {
     cluster = RedisCluster.start(3, 0);

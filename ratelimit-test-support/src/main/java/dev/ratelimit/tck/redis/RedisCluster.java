@@ -237,6 +237,26 @@ public final class RedisCluster implements AutoCloseable {
   }
 
   /**
+   * Waits until one of {@code replicas} (of one master) is promoted, as {@link
+   * #awaitPromoted(RedisServer, Duration)} does for one, and returns it.
+   */
+  public RedisServer awaitPromoted(List<RedisServer> replicas, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    RedisServer[] promoted = new RedisServer[1];
+    await("one of " + replicas + " is a master", timeout.toMillis(), () -> {
+      for (RedisServer r : replicas) {
+        if (r.running() && r.info("replication").contains("role:master")) {
+          promoted[0] = r;
+          return true;
+        }
+      }
+      return false;
+    });
+    awaitPromoted(promoted[0], Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+    return promoted[0];
+  }
+
+  /**
    * Waits until {@code replica} is a master, every running node's {@code CLUSTER SLOTS} names it
    * for some slots and no slot is left unserved, and every running node reports {@code
    * cluster_state:ok}; fails after {@code timeout}.
