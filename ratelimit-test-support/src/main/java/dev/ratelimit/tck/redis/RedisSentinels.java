@@ -53,7 +53,7 @@ public final class RedisSentinels implements AutoCloseable {
   /**
    * As {@link #start(int, String, String)}, with Sentinels that call the master down after {@code
    * downAfter} without an answer ({@code down-after-milliseconds}) and then promote the replica
-   * (a failover may take {@code failover-timeout}: 10 times {@code downAfter}, at least 3 s).
+   * (a failover may take {@code failover-timeout}: 10 times {@code downAfter}, from 3 s to 3 min).
    */
   public static RedisSentinels start(int sentinels, String dataPassword, String sentinelPassword,
       Duration downAfter) {
@@ -77,7 +77,7 @@ public final class RedisSentinels implements AutoCloseable {
           .append("sentinel down-after-milliseconds ").append(MASTER_NAME).append(' ')
           .append(downAfter.toMillis()).append('\n')
           .append("sentinel failover-timeout ").append(MASTER_NAME).append(' ')
-          .append(Math.max(3_000, 10 * downAfter.toMillis())).append('\n');
+          .append(Math.max(3_000, Math.min(180_000, 10 * downAfter.toMillis()))).append('\n');
       if (dataPassword != null) {
         config.append("sentinel auth-pass ").append(MASTER_NAME).append(' ').append(dataPassword).append('\n');
       }
