@@ -69,6 +69,11 @@ import org.redisson.client.codec.StringCodec;
  *       {@code inspect} batches like a check, and so does {@code checkAll} (of one policy, as that
  *       policy's check; of several, as {@code check_all.lua}'s call in the batch); {@code reset}
  *       keeps its own call.</li>
+ *   <li>Topology changes (docs/redis.md): a check refused with {@code MOVED} or {@code ASK} for a
+ *       node the client has not discovered yet never ran, and fails as {@link NotRoutedException}
+ *       (the failure mode decides it; the limiter's circuit breaker does not count it). With
+ *       {@link Builder#waitForReplicas waitForReplicas}, a check is answered once replicas hold its
+ *       writes, so a failover to one of them loses no admission.</li>
  * </ul>
  */
 public final class RedisBackend implements Backend {
