@@ -32,6 +32,7 @@ import org.redisson.api.options.OptionalOptions;
 import org.redisson.client.RedisException;
 import org.redisson.client.RedisNoScriptException;
 import org.redisson.client.RedisNodeNotFoundException;
+import org.redisson.client.RedisTryAgainException;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -70,7 +71,8 @@ import org.redisson.client.codec.StringCodec;
  *       policy's check; of several, as {@code check_all.lua}'s call in the batch); {@code reset}
  *       keeps its own call.</li>
  *   <li>Topology changes (docs/redis.md): a check refused with {@code MOVED} or {@code ASK} for a
- *       node the client has not discovered yet never ran, and fails as {@link NotRoutedException}
+ *       node the client has not discovered yet, or with {@code TRYAGAIN} (its keys split by a
+ *       migration), never ran, and fails as {@link NotRoutedException}
  *       (the failure mode decides it; the limiter's circuit breaker does not count it). With
  *       {@link Builder#waitForReplicas waitForReplicas}, a check is answered once replicas hold its
  *       writes, so a failover to one of them loses no admission.</li>
@@ -544,11 +546,13 @@ public final class RedisBackend implements Backend {
   }
 
   /**
-   * {@code error}, or a {@link NotRoutedException} when Redisson never sent the call because no node
-   * it knows serves the slot now: Redis answered {@code MOVED} or {@code ASK} (which run nothing) naming
-   * a node the client has not discovered yet, as after a failover, a slot moved or a node added,
-   * until its next scan of the cluster (Redisson's {@code scanInterval}). The failure mode decides
-   * such a check, and the limiter's circuit stays closed for the keys of every other slot.
+   * {@code error}, or a {@link NotRoutedException} when the call never ran because its slot is
+   * moving: Redisson did not send it because no node it knows serves the slot now (Redis answered
+   * {@code MOVED} or {@code ASK}, which run nothing, naming a node the client has not discovered
+   * yet, as after a failover, a slot moved or a node added, until its next scan of the cluster,
+   * Redisson's {@code scanInterval}); or Redis refused it with {@code TRYAGAIN} (its keys are split
+   * between two nodes mid-migration). The failure mode decides such a check, and the limiter's
+   * circuit stays closed for the keys of every other slot.
    */
   private static Throwable routed(Throwable error) {
     for (Throwable e = error; e != null && e.getCause() != e; e = e.getCause()) {
@@ -556,6 +560,10 @@ public final class RedisBackend implements Backend {
         return new NotRoutedException("the check never ran: no node the Redis client knows serves its hash slot"
             + " now (a failover, a slot moved, a node added); the client learns the new node at its next scan"
             + " of the cluster", error);
+      }
+      if (e instanceof RedisTryAgainException) {
+        return new NotRoutedException("the check never ran: its keys are split between two nodes while their"
+            + " hash slot migrates (TRYAGAIN)", error);
       }
     }
     return error;

@@ -36,7 +36,8 @@ import org.redisson.api.RedissonClient;
  * policy is offered 120 or more units per key (exhausted: over-admission would show) and fresh
  * keys are written all the time (writes are in flight when the topology changes).
  *
- * <p>It records, per key and policy, the admissions Redis decided (not those of the failure mode:
+ * <p>A caller answered by the failure mode pauses 1 ms before its next check (while the circuit is
+ * open the answer comes at once, and the threads would spin). It records, per key and policy, the admissions Redis decided (not those of the failure mode:
  * degraded decisions, {@link Decision#isDegraded()}, count nothing in Redis); the decisions the
  * failure mode made, in all and after {@link #markEvent()}; every exception that reached a caller;
  * and the last moment a decision came from the failure mode.
@@ -125,18 +126,20 @@ final class TopologyLoad implements AutoCloseable {
       long n = sequence.getAndIncrement();
       String key = key(n);
       int op = (int) ((n / STREAMS) % (POLICIES.size() + 1));
+      boolean byFailureMode = false;
       try {
         if (op < POLICIES.size()) {
           Decision d = limiter.check(key, POLICIES.get(op));
-          record(d.isDegraded());
+          byFailureMode = d.isDegraded();
+          record(byFailureMode);
           if (d.allowed() && !d.isDegraded()) {
             counts(key).incrementAndGet(op);
           }
         } else {
           MultiDecision m = limiter.checkAll(key, ALL, 1);
-          boolean failed = m.decisions().stream().anyMatch(Decision::isDegraded);
-          record(failed);
-          if (m.allowed() && !failed) {
+          byFailureMode = m.decisions().stream().anyMatch(Decision::isDegraded);
+          record(byFailureMode);
+          if (m.allowed() && !byFailureMode) {
             for (int i : ALL_INDEXES) {
               counts(key).incrementAndGet(i);
             }
@@ -144,6 +147,11 @@ final class TopologyLoad implements AutoCloseable {
         }
       } catch (Throwable e) {
         errors.add(e);
+      }
+      if (byFailureMode) {
+        // answered at once while the circuit is open: a caller would go on to do its work; without
+        // a pause the threads spin, the counts mean nothing and a small machine has no CPU left
+        sleep(1);
       }
     }
   }
