@@ -5,6 +5,7 @@ import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.spi.Backend;
 import dev.ratelimit.spi.Evaluation;
+import dev.ratelimit.spi.NotRoutedException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
@@ -627,7 +628,8 @@ final class DefaultRateLimiter implements RateLimiter {
     if (listener != RateLimitListener.NONE) {
       listener.onBackendCall(System.nanoTime() - startNanos, ok);
     }
-    breaker.onResult(permit, ok);
+    // a call the backend could not route (one slot moving) tells nothing of the backend's health
+    breaker.onResult(permit, ok || cause(error) instanceof NotRoutedException);
     if (!ok) {
       listener.onBackendError(error);
       logError("the rate limiter's backend failed; " + failureMode + " decides", error);

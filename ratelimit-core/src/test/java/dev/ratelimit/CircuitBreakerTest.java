@@ -59,6 +59,32 @@ class CircuitBreakerTest {
     return probe;
   }
 
+  /** One Redis Cluster slot moving to a node the client does not know yet: the other keys keep their backend. */
+  @Test
+  void callsTheBackendCouldNotRouteAreDecidedByTheFailureModeAndNeverOpenTheCircuit() {
+    try (RateLimiter limiter = limiter(3)) {
+      backend.mode = Mode.NOT_ROUTED;
+      for (int i = 0; i < 10; i++) {
+        assertThat(limiter.check("k", policy).isDegraded()).isTrue();
+        assertThat(limiter.checkAll("k", List.of(policy, policy.withName("other")), 1).decisions())
+            .allMatch(Decision::isDegraded);
+      }
+      assertThat(state(limiter)).isEqualTo(CircuitState.CLOSED);
+      assertThat(events.transitions).isEmpty();
+      assertThat(events.errors).as("each still reported as a backend error").hasSize(20);
+
+      backend.mode = Mode.OK;
+      assertThat(limiter.check("other-key", policy).isDegraded()).as("the next call reaches the backend").isFalse();
+      assertThat(backend.checkCalls).hasValue(11);
+
+      backend.mode = Mode.THROW; // and real failures still count from zero
+      for (int i = 0; i < 3; i++) {
+        limiter.check("k", policy);
+      }
+      assertThat(state(limiter)).isEqualTo(CircuitState.OPEN);
+    }
+  }
+
   @Test
   void opensAfterNFailuresInARowSkipsTheBackendThenProbesAndCloses() {
     try (RateLimiter limiter = limiter(3)) {

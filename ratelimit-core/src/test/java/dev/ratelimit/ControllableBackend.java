@@ -15,7 +15,7 @@ import java.util.function.Supplier;
  * throwing, failing the stage, answering null, or never answering until the test says so.
  */
 final class ControllableBackend implements Backend {
-  enum Mode { OK, THROW, FAIL_STAGE, NULL, HANG, SLOW }
+  enum Mode { OK, THROW, FAIL_STAGE, NULL, HANG, SLOW, NOT_ROUTED }
 
   static final RuntimeException DOWN = new IllegalStateException("backend down");
 
@@ -53,6 +53,8 @@ final class ControllableBackend implements Backend {
         });
       case NULL:
         return CompletableFuture.completedFuture(null);
+      case NOT_ROUTED:
+        return CompletableFuture.failedFuture(new dev.ratelimit.spi.NotRoutedException("slot moved", DOWN));
       case SLOW:
         try {
           Thread.sleep(slowMillis);

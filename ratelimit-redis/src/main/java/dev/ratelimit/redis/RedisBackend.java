@@ -8,6 +8,7 @@ import dev.ratelimit.Require;
 import dev.ratelimit.spi.Backend;
 import dev.ratelimit.spi.Evaluation;
 import dev.ratelimit.spi.MultiEvaluation;
+import dev.ratelimit.spi.NotRoutedException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -21,10 +22,17 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.redisson.api.BatchOptions;
+import org.redisson.api.RBatch;
+import org.redisson.api.RFuture;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.options.OptionalOptions;
+import org.redisson.client.RedisException;
 import org.redisson.client.RedisNoScriptException;
+import org.redisson.client.RedisNodeNotFoundException;
+import org.redisson.client.RedisTryAgainException;
 import org.redisson.client.codec.StringCodec;
 
 /**
@@ -62,6 +70,12 @@ import org.redisson.client.codec.StringCodec;
  *       {@code inspect} batches like a check, and so does {@code checkAll} (of one policy, as that
  *       policy's check; of several, as {@code check_all.lua}'s call in the batch); {@code reset}
  *       keeps its own call.</li>
+ *   <li>Topology changes (docs/redis.md): a check refused with {@code MOVED} or {@code ASK} for a
+ *       node the client has not discovered yet, or with {@code TRYAGAIN} (its keys split by a
+ *       migration), never ran, and fails as {@link NotRoutedException}
+ *       (the failure mode decides it; the limiter's circuit breaker does not count it). With
+ *       {@link Builder#waitForReplicas waitForReplicas}, a check is answered once replicas hold its
+ *       writes, so a failover to one of them loses no admission.</li>
  * </ul>
  */
 public final class RedisBackend implements Backend {
@@ -84,9 +98,19 @@ public final class RedisBackend implements Backend {
   /** Batches single-policy checks; null when batching is off. */
   private final Dispatcher dispatcher;
   private final long timeoutNanos;
+  /** How many replicas must acknowledge a consuming call's writes (Redis WAIT); 0: none, no WAIT. */
+  private final int waitReplicas;
+  private final Duration waitTimeout;
+  private final Duration timeout;
 
   private RedisBackend(Builder builder) {
+    Require.argument(builder.waitReplicas == 0 || builder.waitTimeout.compareTo(builder.timeout) < 0,
+        "waitForReplicas timeout (%s) must be shorter than the backend's timeout (%s): the call waits for both",
+        builder.waitTimeout, builder.timeout);
     this.client = builder.client;
+    this.waitReplicas = builder.waitReplicas;
+    this.waitTimeout = builder.waitTimeout;
+    this.timeout = builder.timeout;
     this.script = client.getScript(OptionalOptions.defaults()
         .codec(StringCodec.INSTANCE)
         .retryAttempts(0)
@@ -428,14 +452,29 @@ public final class RedisBackend implements Backend {
   }
 
   private List<Object> eval(Lua lua, List<Object> scriptKeys, Object[] args) {
-    try {
-      return script.evalSha(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args);
-    } catch (RuntimeException e) {
-      if (!isNoScript(e)) {
+    if (waitReplicas > 0) { // the script and WAIT go out together as a batch: asynchronous only
+      try {
+        return evalAsync(lua, scriptKeys, args).toCompletableFuture().join();
+      } catch (CompletionException e) {
+        if (e.getCause() instanceof RuntimeException cause) {
+          throw cause;
+        }
         throw e;
       }
-      load(lua); // the script never ran: running it now counts the check once
-      return script.evalSha(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args);
+    }
+    try {
+      try {
+        return script.evalSha(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args);
+      } catch (RuntimeException e) {
+        if (!isNoScript(e)) {
+          throw e;
+        }
+        load(lua); // the script never ran: running it now counts the check once
+        return script.evalSha(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args);
+      }
+    } catch (RuntimeException e) {
+      Throwable routed = routed(e);
+      throw routed instanceof RuntimeException r ? r : e;
     }
   }
 
@@ -446,21 +485,20 @@ public final class RedisBackend implements Backend {
   /** EVALSHA of {@code lua}, its reply decoded as {@code type} says; loads it and runs it again after NOSCRIPT. */
   private <T> CompletionStage<T> evalAsync(Lua lua, RScript.ReturnType type, List<Object> scriptKeys, Object[] args) {
     CompletableFuture<T> reply = new CompletableFuture<>();
-    script.<T>evalShaAsync(RScript.Mode.READ_WRITE, lua.sha, type, scriptKeys, args)
+    this.<T>evalShaOnce(lua, type, scriptKeys, args)
         .whenComplete((answer, error) -> {
           if (error == null) {
             reply.complete(answer);
           } else if (!isNoScript(error)) {
-            reply.completeExceptionally(error);
+            reply.completeExceptionally(routed(error));
           } else { // the script never ran: running it now counts the check once
             try {
-              script.scriptLoadAsync(lua.text).thenCompose(sha -> script.<T>evalShaAsync(
-                      RScript.Mode.READ_WRITE, lua.sha, type, scriptKeys, args))
+              script.scriptLoadAsync(lua.text).thenCompose(sha -> this.<T>evalShaOnce(lua, type, scriptKeys, args))
                   .whenComplete((again, e) -> {
                     if (e == null) {
                       reply.complete(again);
                     } else {
-                      reply.completeExceptionally(e);
+                      reply.completeExceptionally(routed(e));
                     }
                   });
             } catch (RuntimeException e) { // thrown, not failed (a client shutting down): still an answer,
@@ -471,9 +509,64 @@ public final class RedisBackend implements Backend {
     return reply;
   }
 
+  /**
+   * One EVALSHA, sent once. With {@link Builder#waitForReplicas waitForReplicas}, a call that may
+   * write goes out with {@code WAIT n timeout} right behind it on the same connection (a Redisson
+   * batch synced to replicas), and fails when fewer than {@code n} replicas acknowledged its writes
+   * in time: the failure mode decides it, as a check whose admission a failover could lose.
+   */
+  private <T> CompletionStage<T> evalShaOnce(Lua lua, RScript.ReturnType type, List<Object> scriptKeys, Object[] args) {
+    if (waitReplicas == 0 || !consumes(lua, args)) {
+      return script.evalShaAsync(RScript.Mode.READ_WRITE, lua.sha, type, scriptKeys, args);
+    }
+    RBatch batch = client.createBatch(BatchOptions.defaults()
+        .sync(waitReplicas, waitTimeout)
+        .retryAttempts(0)
+        .responseTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS));
+    RFuture<T> answer = batch.getScript(StringCodec.INSTANCE)
+        .evalShaAsync(RScript.Mode.READ_WRITE, lua.sha, type, scriptKeys, args);
+    return batch.executeAsync().thenCompose(result -> {
+      if (result.getSyncedSlaves() < waitReplicas) {
+        return CompletableFuture.<T>failedFuture(new RedisException("the check ran on the master, but "
+            + result.getSyncedSlaves() + " of the " + waitReplicas + " replicas it waits for acknowledged its writes"
+            + " within " + waitTimeout.toMillis() + " ms (waitForReplicas): a failover now could lose them"));
+      }
+      return answer;
+    });
+  }
+
+  /** Whether a call may write: every call but a single check run as an inspection (apply off). */
+  private boolean consumes(Lua lua, Object[] args) {
+    return lua == checkAll || lua == checkBatch || !"0".equals(args[6]);
+  }
+
   private void load(Lua lua) {
     String sha = script.scriptLoad(lua.text);
     Require.state(sha.equalsIgnoreCase(lua.sha), "Redis computed SHA %s for a script whose SHA-1 is %s", sha, lua.sha);
+  }
+
+  /**
+   * {@code error}, or a {@link NotRoutedException} when the call never ran because its slot is
+   * moving: Redisson did not send it because no node it knows serves the slot now (Redis answered
+   * {@code MOVED} or {@code ASK}, which run nothing, naming a node the client has not discovered
+   * yet, as after a failover, a slot moved or a node added, until its next scan of the cluster,
+   * Redisson's {@code scanInterval}); or Redis refused it with {@code TRYAGAIN} (its keys are split
+   * between two nodes mid-migration). The failure mode decides such a check, and the limiter's
+   * circuit stays closed for the keys of every other slot.
+   */
+  private static Throwable routed(Throwable error) {
+    for (Throwable e = error; e != null && e.getCause() != e; e = e.getCause()) {
+      if (e instanceof RedisNodeNotFoundException) {
+        return new NotRoutedException("the check never ran: no node the Redis client knows serves its hash slot"
+            + " now (a failover, a slot moved, a node added); the client learns the new node at its next scan"
+            + " of the cluster", error);
+      }
+      if (e instanceof RedisTryAgainException) {
+        return new NotRoutedException("the check never ran: its keys are split between two nodes while their"
+            + " hash slot migrates (TRYAGAIN)", error);
+      }
+    }
+    return error;
   }
 
   private static boolean isNoScript(Throwable error) {
@@ -511,6 +604,8 @@ public final class RedisBackend implements Backend {
     private boolean serverTime;
     private int maxBatch = DEFAULT_MAX_BATCH;
     private int batchesInFlight = DEFAULT_BATCHES_IN_FLIGHT;
+    private int waitReplicas;
+    private Duration waitTimeout = Duration.ZERO;
 
     private Builder(RedissonClient client) {
       this.client = Objects.requireNonNull(client, "client");
@@ -588,6 +683,30 @@ public final class RedisBackend implements Backend {
       Require.argument(batchesInFlight >= 1 && batchesInFlight <= 1_000,
           "batchesInFlight must be between 1 and 1000, was %s", batchesInFlight);
       this.batchesInFlight = batchesInFlight;
+      return this;
+    }
+
+    /**
+     * Waits after each check that may write until {@code replicas} replicas of the master that ran
+     * it acknowledged its writes (Redis {@code WAIT replicas timeout}, sent behind the script on the
+     * same connection), default 0: no waiting. With asynchronous replication a replica promoted
+     * after its master died may lack the master's last writes, and the limit forgets those
+     * admissions; with {@code waitForReplicas(1, ...)} an admission is reported only once a replica
+     * holds it, so a failover to that replica loses none. A check whose writes fewer replicas
+     * acknowledged within {@code timeout} is a backend error for the limiter's failure mode (it ran
+     * on the master, and counts there). Each consuming check then costs a replication round trip
+     * more; see docs/redis.md for its measured cost.
+     *
+     * @param replicas how many replicas must acknowledge, 0 to turn waiting off
+     * @param timeout how long Redis waits for them; shorter than {@link #timeout(Duration) timeout}
+     */
+    public Builder waitForReplicas(int replicas, Duration timeout) {
+      Require.argument(replicas >= 0 && replicas <= 100, "waitForReplicas replicas must be between 0 and 100, was %s",
+          replicas);
+      Require.argument(replicas == 0 || (timeout != null && !timeout.isNegative() && !timeout.isZero()),
+          "waitForReplicas timeout must be positive, was %s", timeout);
+      this.waitReplicas = replicas;
+      this.waitTimeout = replicas == 0 ? Duration.ZERO : timeout;
       return this;
     }
 

@@ -26,6 +26,9 @@ final class ConnectionDetailsRedisson implements RedisConnectionPlan.Source {
   private static final String FROM_PROPERTIES =
       "org.springframework.boot.data.redis.autoconfigure.PropertiesDataRedisConnectionDetails";
 
+  /** How often our own Cluster client reads the cluster's slots, in milliseconds. */
+  static final int CLUSTER_SCAN_INTERVAL_MS = 1_000;
+
   private final ObjectProvider<DataRedisConnectionDetails> details;
   private final Environment environment;
 
@@ -93,7 +96,9 @@ final class ConnectionDetailsRedisson implements RedisConnectionPlan.Source {
               : "the Sentinels' user and password") + " for the Sentinels, and the database");
     }
     if (d.getCluster() != null) {
-      ClusterServersConfig servers = config.useClusterServers();
+      // Redisson's default scan is every 5 s: until it runs, the checks of a slot that moved (a
+      // failover, resharding, a node added) to a node it does not know yet go to the failure mode
+      ClusterServersConfig servers = config.useClusterServers().setScanInterval(CLUSTER_SCAN_INTERVAL_MS);
       for (DataRedisConnectionDetails.Node node : d.getCluster().getNodes()) {
         servers.addNodeAddress(scheme + address(node));
       }

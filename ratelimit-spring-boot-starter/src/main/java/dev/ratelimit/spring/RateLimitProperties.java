@@ -437,6 +437,34 @@ public class RateLimitProperties {
      */
     private Duration timeout = Duration.ofMillis(200);
 
+    /**
+     * How many replicas must acknowledge each check's writes before the check is answered (Redis
+     * WAIT after the script, on the same connection); 0: none. With 1, a failover to a replica
+     * loses no admission; a check that fewer replicas acknowledged within
+     * wait-for-replicas-timeout is decided by the failure mode. Run more replicas than this per
+     * master, or a master left without one after a failover fails every check of its slots.
+     */
+    private int waitForReplicas = 0;
+
+    /** How long a check waits for wait-for-replicas replicas; shorter than ratelimit.redis.timeout. */
+    private Duration waitForReplicasTimeout = Duration.ofMillis(50);
+
+    public int getWaitForReplicas() {
+      return waitForReplicas;
+    }
+
+    public void setWaitForReplicas(int waitForReplicas) {
+      this.waitForReplicas = waitForReplicas;
+    }
+
+    public Duration getWaitForReplicasTimeout() {
+      return waitForReplicasTimeout;
+    }
+
+    public void setWaitForReplicasTimeout(Duration waitForReplicasTimeout) {
+      this.waitForReplicasTimeout = waitForReplicasTimeout;
+    }
+
     public String getUrl() {
       return url;
     }

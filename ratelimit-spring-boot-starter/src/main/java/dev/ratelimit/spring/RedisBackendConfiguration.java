@@ -53,11 +53,23 @@ class RedisBackendConfiguration {
     RedissonClient application = clients.getIfUnique();
     RedissonClient client = application != null ? application : own.client();
     Duration redisTimeout = application != null ? own.applicationClientTimeout() : own.timeout();
-    return RedisBackend.builder(client)
-        .keyPrefix(properties.getRedis().getKeyPrefix())
+    RateLimitProperties.Redis redis = properties.getRedis();
+    RedisBackend.Builder builder = RedisBackend.builder(client)
+        .keyPrefix(redis.getKeyPrefix())
         .timeout(redisTimeout)
-        .loadScriptsEagerly(false) // the application starts while Redis is down; BackendReadiness loads them
-        .build();
+        .loadScriptsEagerly(false); // the application starts while Redis is down; BackendReadiness loads them
+    if (redis.getWaitForReplicas() != 0) {
+      try {
+        builder.waitForReplicas(redis.getWaitForReplicas(), redis.getWaitForReplicasTimeout());
+        return builder.build();
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("ratelimit.redis.wait-for-replicas=" + redis.getWaitForReplicas()
+            + ", ratelimit.redis.wait-for-replicas-timeout=" + redis.getWaitForReplicasTimeout()
+            + ": " + e.getMessage() + "; set wait-for-replicas between 0 and 100 and wait-for-replicas-timeout"
+            + " positive and shorter than the Redis timeout (" + redisTimeout + ", ratelimit.redis.timeout)", e);
+      }
+    }
+    return builder.build();
   }
 
   /**

@@ -120,6 +120,9 @@ class BootRedisConnectionTest {
       for (String user : users) {
         checkTwice(context, user);
       }
+      assertThat(context.getBean(RedisBackendConfiguration.OwnRedissonClient.class).client().getConfig()
+          .useClusterServers().getScanInterval())
+          .as("a slot that moved is followed within a second, not Redisson's five").isEqualTo(1_000);
     });
     Set<Integer> holders = new HashSet<>();
     for (String user : users) {

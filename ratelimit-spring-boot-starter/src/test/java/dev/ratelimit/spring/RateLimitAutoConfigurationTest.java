@@ -321,6 +321,24 @@ class RateLimitAutoConfigurationTest {
   }
 
   @Test
+  void waitForReplicasReachesTheBackendAndABadTimeoutFailsStartUp() {
+    dev.ratelimit.tck.redis.RedisServer redis = dev.ratelimit.tck.redis.RedisServer.shared(); // no replica
+    String url = "ratelimit.redis.url=" + redis.url();
+    String prefix = "ratelimit.redis.key-prefix=starter-" + System.nanoTime();
+    runner.withPropertyValues("ratelimit.backend=redis", url, prefix, "ratelimit.failure-mode=fail-closed",
+        "ratelimit.redis.wait-for-replicas=1", "ratelimit.redis.wait-for-replicas-timeout=20ms").run(context -> {
+          RateLimiter limiter = context.getBean(RateLimiter.class);
+          assertThat(limiter.check("k", Policy.parse("5/1m")).isDegraded())
+              .as("no replica acknowledged the check: the failure mode decides").isTrue();
+        });
+    runner.withPropertyValues("ratelimit.backend=redis", url, prefix, "ratelimit.redis.wait-for-replicas=1",
+        "ratelimit.redis.wait-for-replicas-timeout=200ms", "ratelimit.redis.timeout=200ms")
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("ratelimit.redis.wait-for-replicas=1, ratelimit.redis.wait-for-replicas-timeout=PT0.2S")
+            .hasStackTraceContaining("shorter than the Redis timeout"));
+  }
+
+  @Test
   void theOwnClientOfRatelimitRedisUrlWaitsForAConnectionAsForAReply() {
     runner.withPropertyValues("ratelimit.backend=redis", "ratelimit.redis.url=redis://127.0.0.1:1",
         "ratelimit.timeout=300ms", "ratelimit.redis.timeout=300ms").run(context -> {

@@ -1,5 +1,6 @@
 package dev.ratelimit.tck.redis;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -9,8 +10,9 @@ import java.util.concurrent.TimeUnit;
  * #MASTER_NAME}, all started by this JVM on free loopback ports ({@link RedisServer#builder()}).
  * Each Sentinel's configuration file is written into its own temporary directory. {@link
  * #start(int, String, String)} returns once the replica is in sync and every Sentinel knows the
- * master, the replica and the other Sentinels. Failover is not part of it: the Sentinels wait a
- * minute before they call a master down.
+ * master, the replica and the other Sentinels. By default the Sentinels wait a minute before they
+ * call a master down; {@link #start(int, String, String, Duration)} shortens that, for tests of a
+ * failover: {@link #killMaster()}, then {@link #awaitPromoted(Duration)}.
  *
  * <pre>{@code
  * try (RedisSentinels group = RedisSentinels.start(1, "data-secret", "sentinel-secret")) {
@@ -45,6 +47,16 @@ public final class RedisSentinels implements AutoCloseable {
    *     is stopped then
    */
   public static RedisSentinels start(int sentinels, String dataPassword, String sentinelPassword) {
+    return start(sentinels, dataPassword, sentinelPassword, Duration.ofMinutes(1));
+  }
+
+  /**
+   * As {@link #start(int, String, String)}, with Sentinels that call the master down after {@code
+   * downAfter} without an answer ({@code down-after-milliseconds}) and then promote the replica
+   * (a failover may take {@code failover-timeout}: 10 times {@code downAfter}, from 3 s to 3 min).
+   */
+  public static RedisSentinels start(int sentinels, String dataPassword, String sentinelPassword,
+      Duration downAfter) {
     if (sentinels < 1) {
       throw new IllegalArgumentException("sentinels must be at least 1: " + sentinels);
     }
@@ -62,8 +74,10 @@ public final class RedisSentinels implements AutoCloseable {
       StringBuilder config = new StringBuilder()
           .append("sentinel monitor ").append(MASTER_NAME).append(' ').append(master.host()).append(' ')
           .append(master.port()).append(' ').append(sentinels / 2 + 1).append('\n')
-          .append("sentinel down-after-milliseconds ").append(MASTER_NAME).append(" 60000\n")
-          .append("sentinel failover-timeout ").append(MASTER_NAME).append(" 180000\n");
+          .append("sentinel down-after-milliseconds ").append(MASTER_NAME).append(' ')
+          .append(downAfter.toMillis()).append('\n')
+          .append("sentinel failover-timeout ").append(MASTER_NAME).append(' ')
+          .append(Math.max(3_000, Math.min(180_000, 10 * downAfter.toMillis()))).append('\n');
       if (dataPassword != null) {
         config.append("sentinel auth-pass ").append(MASTER_NAME).append(' ').append(dataPassword).append('\n');
       }
@@ -105,6 +119,41 @@ public final class RedisSentinels implements AutoCloseable {
   /** The Sentinels. */
   public List<RedisServer> sentinels() {
     return sentinels;
+  }
+
+  /**
+   * Kills the master ({@link RedisServer#kill()}, SIGKILL by its PID): a crash; the Sentinels
+   * notice after their {@code down-after-milliseconds}.
+   */
+  public void killMaster() {
+    master.kill();
+  }
+
+  /**
+   * Waits until every Sentinel names the replica as the master and the replica says it is one;
+   * fails after {@code timeout}.
+   */
+  public void awaitPromoted(Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    List<String> expected = List.of(replica.host(), Integer.toString(replica.port()));
+    while (true) {
+      boolean promoted = replica.info("replication").contains("role:master");
+      for (RedisServer s : sentinels) {
+        promoted &= expected.equals(s.command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER_NAME));
+      }
+      if (promoted) {
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(this + ": the replica is not the master after " + timeout);
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for " + this, e);
+      }
+    }
   }
 
   /** {@code 127.0.0.1:PORT} of each Sentinel, as Spring Boot's {@code spring.data.redis.sentinel.nodes} takes them. */

@@ -46,6 +46,7 @@ public final class RedisServer implements AutoCloseable {
   private static final int START_ATTEMPTS = 5;
   private static final int MAX_IDLE_CONNECTIONS = 8;
   private static final int CLUSTER_BUS_OFFSET = 10_000;
+  private static final int DEFAULT_CLUSTER_NODE_TIMEOUT_MS = 2_000;
 
   /** Owned servers that are not closed yet, closed by the shutdown hook. */
   private static final Set<RedisServer> LIVE = ConcurrentHashMap.newKeySet();
@@ -177,8 +178,14 @@ public final class RedisServer implements AutoCloseable {
 
   /** Starts an owned server from {@code binary}; a cluster node also gets a free bus port. */
   static RedisServer start(Path binary, boolean clusterNode) {
+    return start(binary, clusterNode, DEFAULT_CLUSTER_NODE_TIMEOUT_MS);
+  }
+
+  /** Starts an owned cluster node from {@code binary} whose {@code cluster-node-timeout} is {@code nodeTimeoutMs}. */
+  static RedisServer start(Path binary, boolean clusterNode, int nodeTimeoutMs) {
     Builder b = builder();
     b.clusterNode = clusterNode;
+    b.clusterNodeTimeoutMs = nodeTimeoutMs;
     return b.start(binary);
   }
 
@@ -227,7 +234,7 @@ public final class RedisServer implements AutoCloseable {
       if (options.clusterNode) {
         cmd.addAll(List.of("--cluster-enabled", "yes",
             "--cluster-config-file", dir.resolve("nodes.conf").toString(),
-            "--cluster-node-timeout", "2000"));
+            "--cluster-node-timeout", Integer.toString(options.clusterNodeTimeoutMs)));
       }
       if (options.password != null) {
         cmd.addAll(List.of("--requirepass", options.password));
@@ -300,6 +307,30 @@ public final class RedisServer implements AutoCloseable {
     if (p != null) {
       end(p);
     }
+  }
+
+  /**
+   * Kills the server as a crash would: {@code SIGKILL} to its process (by its handle, so by PID),
+   * then waits until it has exited. Nothing is flushed, no replica is told; a Cluster or Sentinel
+   * sees it only when it stops answering. Does nothing when it is already stopped; {@link
+   * #restart()} starts it again.
+   *
+   * @throws IllegalStateException when this JVM does not own the server
+   */
+  public synchronized void kill() {
+    requireOwned("kill");
+    Process p = process;
+    process = null;
+    closeIdle();
+    if (p != null) {
+      p.destroyForcibly();
+      end(p);
+    }
+  }
+
+  /** Whether this JVM's process of the server runs (false once stopped or killed; for a server it does not own, false). */
+  public synchronized boolean running() {
+    return process != null && process.isAlive();
   }
 
   /** The first executable {@code name} (e.g. {@code redis-benchmark}) on {@code PATH}, or null. */
@@ -636,6 +667,7 @@ public final class RedisServer implements AutoCloseable {
     private TestCertificates certificates;
     private String sentinelConfig;
     private boolean clusterNode;
+    private int clusterNodeTimeoutMs = DEFAULT_CLUSTER_NODE_TIMEOUT_MS;
     private final List<String> args = new ArrayList<>();
 
     private Builder() {}
