@@ -118,6 +118,18 @@ class EnvoyEndpointTest {
   }
 
   @Test
+  void eachDescriptorIsCheckedOnItsOwnKeySoARefusedRequestStillChargesThoseThatPassed() {
+    // as the reference service does (docs/envoy.md says why it is not all or nothing yet)
+    String number = unique("208");
+    for (int i = 0; i < 6; i++) {
+      rls.check("messaging", d("message_type", "marketing", "to_number", number), d("to_number", number));
+    }
+    RateLimitResponse alone = rls.check("messaging", d("to_number", number));
+    assertThat(alone.getStatuses(0).getLimitRemaining()).as("the sixth, refused, request was charged here")
+        .isEqualTo(100 - 7);
+  }
+
+  @Test
   void aValueSpecificRuleBeatsTheKeyOnlyRule() {
     // README example 3: 10 per second per address, 50.0.0.5 refused
     RateLimitResponse banned = rls.check("edge_proxy_per_ip", d("remote_address", "50.0.0.5"));
