@@ -115,6 +115,9 @@ final class EnvoyConfig {
     }
     StringBuilder key = new StringBuilder(64);
     appendPart(key, domain);
+    if (descriptor.hasLimit()) {
+      return overridden(domain, descriptor, key);
+    }
     for (int i = 0; i < entries; i++) {
       if (level == null) {
         return null; // more entries than nested levels: the reference matches no rule
@@ -146,6 +149,37 @@ final class EnvoyConfig {
       level = node.children();
     }
     return null;
+  }
+
+  /**
+   * A descriptor that carries its own limit (Envoy's {@code limit} override, set from dynamic
+   * metadata) is limited by it, whatever the rules say, as in the reference service: a fixed window
+   * of its unit, no shadow mode, under the key of all its entries; an unknown unit is no limit.
+   */
+  private static Match overridden(String domain, RateLimitDescriptor descriptor, StringBuilder key) {
+    RateLimitDescriptor.RateLimitOverride limit = descriptor.getLimit();
+    RateLimitResponse.RateLimit.Unit unit;
+    try { // the override's enum (envoy.type.v3.RateLimitUnit) and the answer's share names
+      unit = RateLimitResponse.RateLimit.Unit.valueOf(limit.getUnit().name());
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+    if (unit == RateLimitResponse.RateLimit.Unit.UNKNOWN || unit == RateLimitResponse.RateLimit.Unit.UNRECOGNIZED) {
+      return null;
+    }
+    long perUnit = Integer.toUnsignedLong(limit.getRequestsPerUnit());
+    // one policy per (unit, limit): a bounded set, as overrides come from Envoy's configuration
+    String path = domain + ".override." + perUnit + "-per-" + unit.name().toLowerCase(Locale.ROOT);
+    Policy policy = perUnit == 0 ? null
+        : Policy.of(perUnit, Duration.ofSeconds(seconds(unit)), Algorithm.FIXED_WINDOW).withName(path);
+    for (RateLimitDescriptor.Entry entry : descriptor.getEntriesList()) {
+      key.append('|');
+      appendPart(key, entry.getKey());
+      key.append('=');
+      appendPart(key, entry.getValue());
+    }
+    key.append("|override");
+    return new Match(new Rule(path, "", Set.of(), policy, perUnit, unit, false, false), key.toString());
   }
 
   /** Escapes the separators, so that distinct descriptors never share a key. */

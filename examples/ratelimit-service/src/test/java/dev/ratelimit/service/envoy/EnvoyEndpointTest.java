@@ -6,11 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.UInt64Value;
 import dev.ratelimit.ManualClock;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.RateLimit.Unit;
+import io.envoyproxy.envoy.type.v3.RateLimitUnit;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
@@ -239,6 +241,20 @@ class EnvoyEndpointTest {
     assertThat(rls.check("api", d("path", "/api/" + id + "-2/action")).getOverallCode()).isEqualTo(Code.OK);
     assertThat(rls.check("api", d("path", "/api/" + id + "/action")).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
     assertThat(rls.check("api", d("path", "/api/" + id + "/other")).getStatuses(0).hasCurrentLimit()).isFalse();
+  }
+
+  @Test
+  void aDescriptorsOwnLimitOverridesTheRulesInAKnownDomain() {
+    RateLimitDescriptor.RateLimitOverride twoAMinute = RateLimitDescriptor.RateLimitOverride.newBuilder()
+        .setRequestsPerUnit(2).setUnit(RateLimitUnit.MINUTE).build();
+    RateLimitDescriptor overridden = d("database", "users", "tenant", unique("t")).toBuilder()
+        .setLimit(twoAMinute).build();
+    RateLimitResponse first = rls.check("mongo_cps", overridden);
+    assertThat(first.getStatuses(0).getCurrentLimit().getRequestsPerUnit()).isEqualTo(2);
+    assertThat(first.getStatuses(0).getLimitRemaining()).isEqualTo(1);
+    rls.check("mongo_cps", overridden);
+    assertThat(rls.check("mongo_cps", overridden).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(rls.check("no-such-domain", overridden).getStatuses(0).hasCurrentLimit()).isFalse();
   }
 
   @Test
