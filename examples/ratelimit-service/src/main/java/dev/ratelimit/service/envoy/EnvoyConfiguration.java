@@ -29,6 +29,11 @@ class EnvoyConfiguration {
 
   @Bean
   EnvoyConfig envoyRateLimitConfig(EnvoyProperties properties) {
+    if (properties.config().isEmpty()) {
+      throw new IllegalArgumentException("ratelimit-service.grpc.config (RATELIMIT_SERVICE_GRPC_CONFIG) is empty:"
+          + " name the rate limit files, e.g. file:/etc/ratelimit/*.yaml, or leave ratelimit-service.grpc.enabled"
+          + " false");
+    }
     Map<String, String> files = new LinkedHashMap<>();
     PathMatchingResourcePatternResolver resolver = new PathMatchingResourcePatternResolver();
     for (String location : properties.config()) {

@@ -79,8 +79,12 @@ final class RateLimitService extends RateLimitServiceGrpc.RateLimitServiceImplBa
             .asRuntimeException());
         return;
       }
-      responses.onNext(response);
-      responses.onCompleted();
+      try {
+        responses.onNext(response);
+        responses.onCompleted();
+      } catch (RuntimeException e) { // the caller went away (cancelled, past its deadline): nobody to answer
+        log.debug("ShouldRateLimit answer not sent: {}", e.toString());
+      }
     });
   }
 
