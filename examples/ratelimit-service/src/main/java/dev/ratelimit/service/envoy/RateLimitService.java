@@ -88,8 +88,8 @@ final class RateLimitService extends RateLimitServiceGrpc.RateLimitServiceImplBa
     });
   }
 
-  /** One descriptor's part of the answer: its rule, cost and check, if any. */
-  private record Part(EnvoyConfig.Match match, long cost, CompletionStage<Decision> decision) {}
+  /** One descriptor's part of the answer: its rule and check, if any. */
+  private record Part(EnvoyConfig.Match match, CompletionStage<Decision> decision) {}
 
   private CompletionStage<RateLimitResponse> decide(RateLimitRequest request) {
     int n = request.getDescriptorsCount();
@@ -106,8 +106,8 @@ final class RateLimitService extends RateLimitServiceGrpc.RateLimitServiceImplBa
     List<CompletableFuture<Decision>> pending = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       EnvoyConfig.Match match = matches.get(i);
-      if (match != null && !match.rule().name().isEmpty() && replaced.contains(match.rule().name())) {
-        match = null; // another matching rule replaces this one: it is not evaluated
+      if (match != null && !match.rule().unlimited() && replaced.contains(match.rule().name())) {
+        match = null; // another matching rule replaces this one: it is not evaluated (an unlimited one stays)
       }
       long cost = cost(request, request.getDescriptors(i));
       CompletionStage<Decision> decision = null;
@@ -115,7 +115,7 @@ final class RateLimitService extends RateLimitServiceGrpc.RateLimitServiceImplBa
         decision = check(match, cost);
         pending.add(decision.toCompletableFuture());
       }
-      parts.add(new Part(match, cost, decision));
+      parts.add(new Part(match, decision));
     }
     return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).thenApply(done -> answer(parts));
   }

@@ -208,6 +208,14 @@ class EnvoyEndpointTest {
   }
 
   @Test
+  void anUnlimitedRuleIsNeverReplaced() {
+    // as the reference: replaces drops only rules that are checked
+    RateLimitResponse both = rls.check("api", d("internal", unique("i")), d("internal_caller", unique("c")));
+    assertThat(both.getStatuses(0).getLimitRemaining()).isEqualTo(-1); // 4294967295: unlimited
+    assertThat(both.getStatuses(1).getCurrentLimit().getRequestsPerUnit()).isEqualTo(5);
+  }
+
+  @Test
   void extensionsChooseAlgorithmWindowAndBurst() {
     String user = unique("u");
     for (int i = 1; i <= 3; i++) { // a token bucket of 3, refilling 10 a minute
