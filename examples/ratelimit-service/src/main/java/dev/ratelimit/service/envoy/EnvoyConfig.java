@@ -15,7 +15,11 @@ import java.util.Map;
 import java.util.Set;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.DumperOptions;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
+import org.yaml.snakeyaml.nodes.Tag;
+import org.yaml.snakeyaml.representer.Representer;
+import org.yaml.snakeyaml.resolver.Resolver;
 
 /**
  * Rate limit rules in envoyproxy/ratelimit's YAML format, one domain per file, and how a request's
@@ -40,6 +44,19 @@ final class EnvoyConfig {
       "quota_mode", "detailed_metric", "value_to_metric", "share_threshold", "metadata");
   private static final Set<String> RATE_LIMIT_KEYS = Set.of("unit", "requests_per_unit", "unlimited", "name",
       "replaces", "algorithm", "window", "burst");
+
+  /**
+   * Every plain scalar is text, as the reference's typed fields read them: {@code value: 02134} is
+   * the text 02134 (YAML 1.1 would read an octal 1116), {@code value: 1.50} stays 1.50. Numbers and
+   * booleans are parsed where a field needs one.
+   */
+  private static final class ScalarsAsText extends Resolver {
+    @Override
+    protected void addImplicitResolvers() {
+      addImplicitResolver(Tag.NULL, NULL, "~nN\0");
+      addImplicitResolver(Tag.NULL, EMPTY, null);
+    }
+  }
 
   /** A list of descriptors: one level of the tree. */
   private static final class Level {
@@ -76,7 +93,8 @@ final class EnvoyConfig {
   static EnvoyConfig parse(Map<String, String> files) {
     Map<String, Level> domains = new HashMap<>();
     Map<String, String> sources = new HashMap<>();
-    Yaml yaml = new Yaml(new SafeConstructor(new LoaderOptions()));
+    Yaml yaml = new Yaml(new SafeConstructor(new LoaderOptions()), new Representer(new DumperOptions()),
+        new DumperOptions(), new LoaderOptions(), new ScalarsAsText());
     files.forEach((source, text) -> {
       Object document;
       try {
@@ -313,12 +331,11 @@ final class EnvoyConfig {
           + " week, month or year), or this service's 'window' (e.g. 90s), or unlimited: true");
     }
     Object perUnit = rateLimit.get("requests_per_unit");
-    if (!(perUnit instanceof Number number) || number.longValue() < 0 || number.longValue() > 0xFFFF_FFFFL
-        || number instanceof Double || number instanceof Float) {
+    long limit = whole(perUnit);
+    if (limit < 0 || limit > 0xFFFF_FFFFL) {
       throw new IllegalArgumentException(source + ": " + where + ".requests_per_unit is required: a whole number"
           + " from 0 (refuses every request) to 4294967295, got " + perUnit);
     }
-    long limit = number.longValue();
     Algorithm algorithm = Algorithm.FIXED_WINDOW;
     String algorithmText = string(rateLimit.get("algorithm"), source, where, "algorithm");
     if (algorithmText != null) {
@@ -330,7 +347,7 @@ final class EnvoyConfig {
       }
     }
     Object burst = rateLimit.get("burst");
-    if (burst != null && (!(burst instanceof Integer || burst instanceof Long) || ((Number) burst).longValue() < 1)) {
+    if (burst != null && whole(burst) < 1) {
       throw new IllegalArgumentException(source + ": " + where + ".burst must be a whole number of at least 1, got "
           + burst);
     }
@@ -339,7 +356,7 @@ final class EnvoyConfig {
       try {
         policy = Policy.of(limit, window, algorithm).withName(path);
         if (burst != null) {
-          policy = policy.withBurst(((Number) burst).longValue());
+          policy = policy.withBurst(whole(burst));
         }
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(source + ": " + where + ": " + e.getMessage(), e);
@@ -403,20 +420,31 @@ final class EnvoyConfig {
     if (value == null || value instanceof String) {
       return (String) value;
     }
-    if (value instanceof Number || value instanceof Boolean) {
-      return value.toString(); // YAML reads value: 200 as a number; the reference takes it as text
-    }
     throw new IllegalArgumentException(source + ": " + where + "." + field + " must be a string");
   }
 
+  /** A whole number written in decimal; -1 when {@code value} is not one. */
+  private static long whole(Object value) {
+    if (value instanceof String text && text.matches("\\+?[0-9]{1,18}")) {
+      return Long.parseLong(text);
+    }
+    return -1;
+  }
+
+  /** A YAML 1.1 boolean, as the reference's YAML reader takes it. */
   private static boolean flag(Map<String, Object> map, String field, String source, String where) {
     Object value = map.get(field);
     if (value == null) {
       return false;
     }
-    if (value instanceof Boolean b) {
-      return b;
+    switch (value instanceof String text ? text : "") {
+      case "true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y":
+        return true;
+      case "false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "n", "N":
+        return false;
+      default:
+        throw new IllegalArgumentException(source + ": " + where + "." + field + " must be true or false, got "
+            + value);
     }
-    throw new IllegalArgumentException(source + ": " + where + "." + field + " must be true or false, got " + value);
   }
 }

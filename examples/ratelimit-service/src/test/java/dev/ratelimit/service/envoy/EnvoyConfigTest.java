@@ -61,6 +61,26 @@ class EnvoyConfigTest {
   }
 
   @Test
+  void valuesAreTheTextWrittenNotWhatYamlWouldMakeOfIt() {
+    EnvoyConfig config = parse("""
+        domain: d
+        descriptors:
+          - key: zip
+            value: 02134
+            rate_limit: {unit: second, requests_per_unit: 1}
+          - key: price
+            value: 1.50
+            shadow_mode: yes
+            rate_limit: {unit: second, requests_per_unit: "2"}
+        """);
+    assertThat(config.match("d", d("zip", "02134")).rule().policy().name()).isEqualTo("d.zip_02134");
+    assertThat(config.match("d", d("zip", "1116"))).isNull();
+    Rule price = config.match("d", d("price", "1.50")).rule();
+    assertThat(price.shadow()).isTrue();
+    assertThat(price.requestsPerUnit()).isEqualTo(2);
+  }
+
+  @Test
   void wildcardsMatchAnyRunOfCharactersInOrder() {
     List<String> parts = List.of("/api/", "/resource/", "/action");
     assertThat(EnvoyConfig.wildcardMatch(parts, "/api/v1/resource/1/action")).isTrue();
