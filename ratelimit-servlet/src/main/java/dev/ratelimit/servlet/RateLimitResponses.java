@@ -9,8 +9,10 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -174,20 +176,60 @@ public final class RateLimitResponses {
   private static void writeHeaders(HttpServletResponse response, List<Decision> decisions, HeaderOptions options,
       long maxWindowSeconds) {
     Objects.requireNonNull(response, "response");
+    limitFields(decisions, options, maxWindowSeconds).forEach(response::setHeader); // a null value: no field
+  }
+
+  /**
+   * The header fields of an answer to a check, as this class writes them on a servlet response, for
+   * callers that answer another way (the decision service's gRPC endpoint, which hands them to
+   * Envoy): the limit headers {@code options} asks for, and when the answer is a denial, {@code
+   * Retry-After} (the longest wait of the denying decisions, whole seconds rounded up) with no
+   * {@code t} beyond it. Empty when {@code decisions} is empty; only {@code Retry-After} when any
+   * decision is degraded (the limit numbers would be invented). In the order they are written.
+   *
+   * @param denied whether the answer refuses the request
+   */
+  public static Map<String, String> headerFields(List<Decision> decisions, HeaderOptions options, boolean denied) {
+    Objects.requireNonNull(decisions, "decisions");
+    Map<String, String> fields = new LinkedHashMap<>();
+    if (decisions.isEmpty()) {
+      return fields;
+    }
+    long retry = denied ? ceilSeconds(retryAfterMicros(decisions)) : Long.MAX_VALUE;
+    limitFields(decisions, options, retry).forEach((name, value) -> {
+      if (value != null) {
+        fields.put(name, value);
+      }
+    });
+    if (denied) {
+      fields.put("Retry-After", Long.toString(retry));
+    }
+    return fields;
+  }
+
+  /**
+   * The limit header fields of {@code decisions} in order, every {@code t} at most {@code
+   * maxWindowSeconds}; a field whose value is null has no item to list (none of the policy names
+   * fits a header) and is removed. Empty when there are none or any decision is degraded.
+   */
+  private static Map<String, String> limitFields(List<Decision> decisions, HeaderOptions options,
+      long maxWindowSeconds) {
     Objects.requireNonNull(options, "options");
+    Map<String, String> fields = new LinkedHashMap<>();
     if (!hasLimitHeaders(decisions)) {
-      return;
+      return fields;
     }
     if (options.draft()) {
-      response.setHeader("RateLimit-Policy", policyHeader(decisions)); // null, none to list: no field
-      response.setHeader("RateLimit", limitHeader(decisions, maxWindowSeconds));
+      fields.put("RateLimit-Policy", policyHeader(decisions));
+      fields.put("RateLimit", limitHeader(decisions, maxWindowSeconds));
     }
     if (options.legacy()) {
       Decision limiting = mostLimiting(decisions);
-      response.setHeader("X-RateLimit-Limit", Long.toString(limiting.limit()));
-      response.setHeader("X-RateLimit-Remaining", Long.toString(Math.max(0, limiting.remaining())));
-      response.setHeader("X-RateLimit-Reset", Long.toString(ceilSeconds(limiting.resetAfterMicros())));
+      fields.put("X-RateLimit-Limit", Long.toString(limiting.limit()));
+      fields.put("X-RateLimit-Remaining", Long.toString(Math.max(0, limiting.remaining())));
+      fields.put("X-RateLimit-Reset", Long.toString(ceilSeconds(limiting.resetAfterMicros())));
     }
+    return fields;
   }
 
   /**

@@ -46,6 +46,25 @@ class RateLimitResponsesTest {
   }
 
   @Test
+  void headerFieldsAreTheFieldsTheResponseGetsWithRetryAfterWhenDenied() {
+    List<Decision> allowed = List.of(allowed(API, 99, Duration.ofMillis(600)), allowed(BURST, 9, Duration.ofMillis(150)));
+    Stubs.Response response = new Stubs.Response();
+    RateLimitResponses.writeHeaders(response.proxy, allowed, new HeaderOptions(true, true));
+    Map<String, String> fields = RateLimitResponses.headerFields(allowed, new HeaderOptions(true, true), false);
+    assertThat(fields).isEqualTo(response.headers).containsOnlyKeys("RateLimit-Policy", "RateLimit",
+        "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset");
+
+    List<Decision> denied = List.of(denied(API, Duration.ofMillis(2_500), Duration.ofSeconds(40)),
+        allowed(BURST, 9, Duration.ofMillis(150)));
+    Stubs.Response refused = new Stubs.Response();
+    RateLimitResponses.writeDeniedHeaders(refused.proxy, denied, HeaderOptions.DEFAULT);
+    assertThat(RateLimitResponses.headerFields(denied, HeaderOptions.DEFAULT, true))
+        .containsExactly(Map.entry("RateLimit-Policy", refused.headers.get("RateLimit-Policy")),
+            Map.entry("RateLimit", "\"api\";r=0;t=3, \"burst\";r=9;t=1"), Map.entry("Retry-After", "3"));
+    assertThat(RateLimitResponses.headerFields(List.of(), HeaderOptions.DEFAULT, true)).isEmpty();
+  }
+
+  @Test
   void policyNamesWithQuotesAndBackslashesParseBackAsTheSameStrings() {
     Policy odd = API.withName("a \"quoted\" \\ name\\");
     Policy plain = API.withName("x;q=1, \"y\"");

@@ -10,6 +10,8 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
  * overridable with environment variables such as {@code RATELIMIT_POLICIES_API_LIMIT=200}); the
  * in-memory backend by default, Redis when {@code RATELIMIT_REDIS_URL} (or Boot's
  * {@code spring.data.redis.url} or {@code spring.data.redis.host}) is set. See {@code /v1/openapi.yaml} for the API.
+ * With {@code ratelimit-service.grpc.enabled}, it also answers Envoy's rate limit protocol over gRPC
+ * (package {@code dev.ratelimit.service.envoy}, docs/envoy.md).
  */
 @SpringBootApplication
 @EnableConfigurationProperties(ServiceProperties.class)

@@ -1,0 +1,195 @@
+package dev.ratelimit.service.envoy;
+
+import com.google.protobuf.Duration;
+import dev.ratelimit.Decision;
+import dev.ratelimit.RateLimiter;
+import dev.ratelimit.servlet.HeaderOptions;
+import dev.ratelimit.servlet.RateLimitResponses;
+import io.envoyproxy.envoy.config.core.v3.HeaderValue;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.DescriptorStatus;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit}: each descriptor of the
+ * request finds its rule in the {@link EnvoyConfig}, and is checked against the rule's policy under
+ * its own key (the domain and the descriptor's entries); the answer is {@code OVER_LIMIT} when any
+ * enforced descriptor is over its limit. Checks go through the limiter's non-blocking path, so no
+ * gRPC thread waits for Redis; the limiter's timeout and failure mode apply to each (FAIL_OPEN
+ * answers OK, FAIL_CLOSED OVER_LIMIT).
+ *
+ * <p>Defined answers for bad input (see docs/envoy.md): an empty domain or descriptor list is
+ * {@code INVALID_ARGUMENT}, as the reference service refuses both; an unknown domain, or a
+ * descriptor that reaches no rule, is OK with no limit; a cost above a rule's capacity, or a rule of
+ * 0 requests per unit, is OVER_LIMIT without touching the backend.
+ */
+final class RateLimitService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
+  private static final Logger log = LoggerFactory.getLogger(RateLimitService.class);
+  /** {@code limit_remaining} of an unlimited descriptor, as the reference answers: uint32's largest. */
+  private static final int MAX_UINT32 = -1;
+
+  private final RateLimiter limiter;
+  private final EnvoyConfig config;
+  private final HeaderOptions headerOptions;
+  private final boolean responseHeaders;
+
+  RateLimitService(RateLimiter limiter, EnvoyConfig config, HeaderOptions headerOptions, boolean responseHeaders) {
+    this.limiter = limiter;
+    this.config = config;
+    this.headerOptions = headerOptions;
+    this.responseHeaders = responseHeaders;
+  }
+
+  @Override
+  public void shouldRateLimit(RateLimitRequest request, StreamObserver<RateLimitResponse> responses) {
+    CompletionStage<RateLimitResponse> answer;
+    try {
+      if (request.getDomain().isEmpty()) {
+        responses.onError(Status.INVALID_ARGUMENT.withDescription("domain must not be empty: name a domain of the"
+            + " rate limit configuration, one of " + config.domains()).asRuntimeException());
+        return;
+      }
+      if (request.getDescriptorsCount() == 0) {
+        responses.onError(Status.INVALID_ARGUMENT.withDescription("descriptors must not be empty: a request needs"
+            + " at least one descriptor to check").asRuntimeException());
+        return;
+      }
+      answer = decide(request);
+    } catch (RuntimeException e) {
+      answer = CompletableFuture.failedFuture(e);
+    }
+    answer.whenComplete((response, error) -> {
+      if (error != null) {
+        // a fault of this service's own, never a backend's (the limiter's failure mode answers those)
+        log.error("ShouldRateLimit failed for domain '{}'", request.getDomain(), error);
+        responses.onError(Status.INTERNAL.withDescription("the rate limit service failed: its log has the error")
+            .asRuntimeException());
+        return;
+      }
+      try {
+        responses.onNext(response);
+        responses.onCompleted();
+      } catch (RuntimeException e) { // the caller went away (cancelled, past its deadline): nobody to answer
+        log.debug("ShouldRateLimit answer not sent: {}", e.toString());
+      }
+    });
+  }
+
+  /** One descriptor's part of the answer: its rule and check, if any. */
+  private record Part(EnvoyConfig.Match match, CompletionStage<Decision> decision) {}
+
+  private CompletionStage<RateLimitResponse> decide(RateLimitRequest request) {
+    int n = request.getDescriptorsCount();
+    List<EnvoyConfig.Match> matches = new ArrayList<>(n);
+    Set<String> replaced = new HashSet<>();
+    for (RateLimitDescriptor descriptor : request.getDescriptorsList()) {
+      EnvoyConfig.Match match = config.match(request.getDomain(), descriptor);
+      matches.add(match);
+      if (match != null) {
+        replaced.addAll(match.rule().replaces());
+      }
+    }
+    List<Part> parts = new ArrayList<>(n);
+    List<CompletableFuture<Decision>> pending = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      EnvoyConfig.Match match = matches.get(i);
+      if (match != null && !match.rule().unlimited() && replaced.contains(match.rule().name())) {
+        match = null; // another matching rule replaces this one: it is not evaluated (an unlimited one stays)
+      }
+      long cost = cost(request, request.getDescriptors(i));
+      CompletionStage<Decision> decision = null;
+      if (match != null && match.rule().policy() != null && cost <= match.rule().policy().capacity()) {
+        decision = check(match, cost);
+        pending.add(decision.toCompletableFuture());
+      }
+      parts.add(new Part(match, decision));
+    }
+    return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).thenApply(done -> answer(parts));
+  }
+
+  /**
+   * The check of one descriptor. A cost of 0 (a descriptor's {@code hits_addend: 0}, which the
+   * reference service reads as "check without counting") peeks: nothing is consumed.
+   */
+  private CompletionStage<Decision> check(EnvoyConfig.Match match, long cost) {
+    if (cost == 0) {
+      return CompletableFuture.completedFuture(
+          limiter.peekAll(match.key(), List.of(match.rule().policy()), 1).decisions().get(0));
+    }
+    return limiter.checkAsync(match.key(), match.rule().policy(), cost);
+  }
+
+  /**
+   * The cost of a descriptor: its own {@code hits_addend} when set (0 included), else the
+   * request's, 0 meaning 1 (the reference service's reading). A value beyond a {@code long} is
+   * above every capacity.
+   */
+  static long cost(RateLimitRequest request, RateLimitDescriptor descriptor) {
+    if (descriptor.hasHitsAddend()) {
+      long value = descriptor.getHitsAddend().getValue();
+      return value < 0 ? Long.MAX_VALUE : value;
+    }
+    return Math.max(1, Integer.toUnsignedLong(request.getHitsAddend()));
+  }
+
+  private RateLimitResponse answer(List<Part> parts) {
+    RateLimitResponse.Builder response = RateLimitResponse.newBuilder();
+    boolean over = false;
+    List<Decision> enforced = new ArrayList<>();
+    for (Part part : parts) {
+      DescriptorStatus.Builder status = DescriptorStatus.newBuilder().setCode(Code.OK);
+      EnvoyConfig.Match match = part.match();
+      if (match != null) {
+        Rule rule = match.rule();
+        if (rule.unlimited()) {
+          status.setLimitRemaining(MAX_UINT32);
+        } else {
+          status.setCurrentLimit(rule.currentLimit());
+          boolean passes;
+          if (part.decision() == null) { // 0 requests per unit, or a cost above the capacity: never passes
+            passes = false;
+          } else {
+            Decision decision = part.decision().toCompletableFuture().join();
+            passes = decision.allowed();
+            if (!decision.isDegraded()) {
+              status.setLimitRemaining((int) Math.min(Math.max(0, decision.remaining()), 0xFFFF_FFFFL));
+              long micros = passes ? decision.resetAfterMicros() : decision.retryAfterMicros();
+              status.setDurationUntilReset(duration(micros));
+            }
+            if (!rule.shadow()) {
+              enforced.add(decision);
+            }
+          }
+          if (!passes && !rule.shadow()) { // a shadow rule is checked and counted, never refusing
+            status.setCode(Code.OVER_LIMIT);
+            over = true;
+          }
+        }
+      }
+      response.addStatuses(status);
+    }
+    response.setOverallCode(over ? Code.OVER_LIMIT : Code.OK);
+    if (responseHeaders) {
+      RateLimitResponses.headerFields(enforced, headerOptions, over).forEach((name, value) ->
+          response.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(name).setValue(value)));
+    }
+    return response.build();
+  }
+
+  private static Duration duration(long micros) {
+    return Duration.newBuilder().setSeconds(micros / 1_000_000).setNanos((int) (micros % 1_000_000) * 1_000).build();
+  }
+}
