@@ -335,6 +335,131 @@ final class DefaultRateLimiter implements RateLimiter {
     }
   }
 
+  /**
+   * The enforced policies to check again when only shadow policies denied {@code first} (see
+   * {@link #resolve}); null when {@code first} needs no second call.
+   */
+  private List<Policy> rerunFor(List<Policy> policies, Judged first) {
+    if (first.allowed()) {
+      return null;
+    }
+    List<Policy> enforced = new ArrayList<>(policies.size());
+    for (int i = 0; i < policies.size(); i++) {
+      boolean shadow = isShadow(policies.get(i));
+      if (!first.decisions()[i].allowed() && !shadow) {
+        return null; // an enforced denial stands
+      }
+      if (!shadow) {
+        enforced.add(policies.get(i));
+      }
+    }
+    return enforced.isEmpty() ? null : enforced;
+  }
+
+  @Override
+  public CompletionStage<MultiDecision> checkAllAsync(String key, List<Policy> policies, long cost) {
+    validateAll(key, policies, cost);
+    List<Policy> ps = List.copyOf(policies);
+    long now = nowMicros();
+    long start = System.nanoTime();
+    long deadline = start + timeoutNanos;
+    MultiDecision local = nearCache == null ? null : nearCache.answerAll(key, ps, cost, now);
+    CompletableFuture<Judged> first = local != null ? CompletableFuture.completedFuture(Judged.of(local, Source.NEAR_CACHE))
+        : backendAllAsync(key, ps, cost, now, start, deadline);
+    return first.thenCompose(judged -> {
+      List<Policy> enforced = rerunFor(ps, judged);
+      if (enforced == null) {
+        return CompletableFuture.completedFuture(resolve(ps, judged, null, null));
+      }
+      // as checkAll: the enforced policies again, from the same source, never past the deadline
+      CompletableFuture<Judged> again = judged.source() == Source.FAILURE || judged.source() == Source.FALLBACK
+          || deadline - System.nanoTime() <= 0
+          ? CompletableFuture.completedFuture(failedAll(key, enforced, cost, now))
+          : backendAllAsync(key, enforced, cost, now, System.nanoTime(), deadline);
+      return again.thenApply(second -> resolve(ps, judged, e -> second, e -> second));
+    }).exceptionally(e -> { // never happens by design; should it, the caller must still get an answer
+      logError("checkAllAsync could not complete normally; FAIL_OPEN decides", e);
+      List<Decision> open = new ArrayList<>(ps.size());
+      for (Policy p : ps) {
+        open.add(failOpen(p));
+      }
+      return new MultiDecision(true, open);
+    });
+  }
+
+  /** {@link #backendAll} without waiting: the stage completes when the backend answers or the deadline passes. */
+  private CompletableFuture<Judged> backendAllAsync(String key, List<Policy> policies, long cost, long now, long start,
+      long deadline) {
+    CompletableFuture<MultiDecision> m = nearCache != null
+        ? callAsync(() -> {
+          long resets = nearCache.resets(key);
+          return future(backend.evaluateAllAsync(key, policies, cost, now)).thenApply(e -> {
+            nearCache.rememberAll(key, policies, cost, now, e, resets);
+            return e.decision();
+          });
+        }, start, deadline)
+        : asyncCheckAll
+        ? callAsync(() -> backend.checkAllAsync(key, policies, cost, now), start, deadline)
+        : callAsync(() -> CompletableFuture.completedFuture(backend.checkAll(key, policies, cost, now)), start, deadline);
+    return m.thenApply(d -> d != null && d.decisions().size() == policies.size() ? Judged.of(d, Source.BACKEND)
+        : failedAll(key, policies, cost, now));
+  }
+
+  /**
+   * {@link #call} without waiting: the stage completes with the answer, or with null when the call
+   * was skipped, failed or timed out at {@code deadline} (already reported).
+   */
+  private <T> CompletableFuture<T> callAsync(Supplier<CompletionStage<T>> backendCall, long startNanos, long deadline) {
+    long permit = breaker.tryAcquire();
+    if (permit == CircuitBreaker.REFUSED) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<T> answer;
+    try {
+      answer = future(backendCall.get());
+    } catch (RuntimeException e) {
+      settle(permit, startNanos, null, e);
+      return CompletableFuture.completedFuture(null);
+    }
+    if (answer.isDone()) {
+      return CompletableFuture.completedFuture(settled(permit, startNanos, answer, null));
+    }
+    CompletableFuture<T> bounded = new CompletableFuture<>();
+    answer.whenComplete((v, e) -> {
+      if (e != null) {
+        bounded.completeExceptionally(e);
+      } else {
+        bounded.complete(v);
+      }
+    });
+    deadlines.add(bounded, deadline);
+    // settled runs when the call ends even if the caller gave up on its stage (the permit goes back)
+    CompletableFuture<T> result = new CompletableFuture<>();
+    bounded.whenComplete((v, e) -> {
+      try {
+        result.complete(settled(permit, startNanos, answer, e));
+      } catch (Throwable t) {
+        result.completeExceptionally(t);
+      }
+    });
+    return result;
+  }
+
+  /** The answer of a finished {@link #callAsync}, reported; null when it failed or timed out. */
+  private <T> T settled(long permit, long startNanos, CompletableFuture<T> answer, Throwable boundedError) {
+    T value = null;
+    Throwable error;
+    if (boundedError == null && answer.isDone() && !answer.isCompletedExceptionally()) {
+      value = answer.join();
+      error = null;
+    } else if (boundedError instanceof TimeoutException && !answer.isDone()) {
+      error = timedOut();
+    } else {
+      error = cause(boundedError != null ? boundedError : exceptionOf(answer));
+    }
+    return settle(permit, startNanos, value, error) ? value : null;
+  }
+
   // ---------------------------------------------------------------------------------- peekAll
 
   @Override
@@ -476,7 +601,7 @@ final class DefaultRateLimiter implements RateLimiter {
           }
         }
       }
-      if (!enforcedDenied) {
+      if (!enforcedDenied) { // only shadow policies denied: see rerunFor
         List<Policy> enforced = new ArrayList<>(n);
         int[] at = new int[n];
         for (int i = 0; i < n; i++) {

@@ -135,6 +135,22 @@ public interface RateLimiter extends AutoCloseable {
   CompletionStage<Decision> checkAsync(String key, Policy policy, long cost);
 
   /**
+   * The same as {@link #checkAll(String, List, long)}, without blocking on a remote backend: what
+   * a reactive application calls on an event-loop thread. The stage always completes normally, at
+   * the latest when the timeout runs out (with the failure mode's decision); bad input throws here,
+   * before a stage exists. It may complete on the remote client's I/O thread, as {@link
+   * #checkAsync}'s does.
+   *
+   * <p>The default, for implementations other than the built one, calls {@link #checkAll} and so
+   * blocks as it does.
+   *
+   * @throws IllegalArgumentException for bad input, as {@link #checkAll}
+   */
+  default CompletionStage<MultiDecision> checkAllAsync(String key, List<Policy> policies, long cost) {
+    return java.util.concurrent.CompletableFuture.completedFuture(checkAll(key, policies, cost));
+  }
+
+  /**
    * The state of {@code key} now, as the decision a cost-1 check would get, consuming nothing and
    * writing nothing; {@code remaining} is what is available now. Calls the backend directly: a
    * backend failure is thrown to the caller, and the circuit breaker neither sees nor skips it.
