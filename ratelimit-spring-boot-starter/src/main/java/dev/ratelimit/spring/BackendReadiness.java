@@ -1,6 +1,7 @@
 package dev.ratelimit.spring;
 
 import dev.ratelimit.redis.RedisBackend;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -18,6 +19,9 @@ import org.springframework.context.ApplicationListener;
  * be decided by the failure mode (the first connection and script loads outlive the timeout and
  * open the circuit) takes no traffic. Only the first warm-up counts: a later outage is the failure
  * mode's and the health component's business, not readiness's (every instance shares the one Redis).
+ * Nor does a start-up outage hold readiness longer than {@code ratelimit.readiness.max-wait}: then
+ * the application is ready and the failure mode decides, as in a later outage (a whole fleet
+ * restarted while Redis is down would otherwise serve nothing, whatever its failure mode).
  *
  * <p>When Boot announces {@link ReadinessState#ACCEPTING_TRAFFIC} before the warm-up has
  * succeeded, this answers with {@code REFUSING_TRAFFIC} at once (it runs after Boot's own
@@ -32,23 +36,27 @@ final class BackendReadiness implements ApplicationListener<AvailabilityChangeEv
 
   private final RedisBackend backend;
   private final boolean holdReadiness;
+  private final long maxWaitNanos;
+  private final long startNanos = System.nanoTime();
   private final ApplicationEventPublisher publisher;
   private final ApplicationAvailability availability;
   /** The warm-up's thread; null when there is nothing to warm up. */
   private final Thread thread;
   private boolean warm; // guarded by this
   private boolean refused; // guarded by this
+  private boolean gaveUpWaiting; // guarded by this
   private volatile boolean closed;
 
   /**
    * Starts warming {@code backend} up (null: another backend, ready at once); holds readiness until
-   * then when {@code holdReadiness}.
+   * then, or for {@code maxWait} at most, when {@code holdReadiness}.
    * {@code availability} may be null (no Boot availability bean: only Boot's own event is answered).
    */
-  BackendReadiness(RedisBackend backend, boolean holdReadiness, ApplicationEventPublisher publisher,
+  BackendReadiness(RedisBackend backend, boolean holdReadiness, Duration maxWait, ApplicationEventPublisher publisher,
       ApplicationAvailability availability) {
     this.backend = backend;
     this.holdReadiness = holdReadiness;
+    this.maxWaitNanos = maxWait.toNanos();
     this.publisher = publisher;
     this.availability = availability;
     if (backend == null) { // another backend: nothing to wait for
@@ -80,9 +88,16 @@ final class BackendReadiness implements ApplicationListener<AvailabilityChangeEv
           LOG.log(Level.WARNING, "the rate limiter's Redis backend does not answer yet ("
               + e.getClass().getSimpleName() + "); its failure mode decides"
               + (holdReadiness ? ", and the application stays not ready (readiness REFUSING_TRAFFIC), until it does"
+                  + " or for " + Duration.ofNanos(maxWaitNanos) + " at most (ratelimit.readiness.max-wait)"
                   : " until it does"));
         }
-        refuseIfAccepting();
+        long waitedNanos = System.nanoTime() - startNanos;
+        if (waitedNanos >= maxWaitNanos) {
+          stopWaiting();
+        } else {
+          refuseIfAccepting();
+          pause = Math.min(pause, maxWaitNanos - waitedNanos); // the wait ends on time, not at the next attempt
+        }
       }
       try {
         TimeUnit.NANOSECONDS.sleep(pause);
@@ -99,14 +114,29 @@ final class BackendReadiness implements ApplicationListener<AvailabilityChangeEv
       LOG.log(Level.INFO, "the rate limiter's Redis backend answers and its scripts are loaded"
           + (refused ? ": the application is ready" : ""));
     }
-    if (refused && !closed) {
+    if (refused && !gaveUpWaiting && !closed) { // after giving up waiting, already announced
+      AvailabilityChangeEvent.publish(publisher, this, ReadinessState.ACCEPTING_TRAFFIC);
+    }
+  }
+
+  /** The longest wait is over: ready as Boot says; the warm-up goes on, the failure mode decides meanwhile. */
+  private synchronized void stopWaiting() {
+    if (gaveUpWaiting || closed) {
+      return;
+    }
+    gaveUpWaiting = true;
+    if (holdReadiness) {
+      LOG.log(Level.WARNING, "the rate limiter's Redis backend has not answered within " + Duration.ofNanos(maxWaitNanos)
+          + " (ratelimit.readiness.max-wait): the application is ready, and the failure mode decides until Redis answers");
+    }
+    if (refused) {
       AvailabilityChangeEvent.publish(publisher, this, ReadinessState.ACCEPTING_TRAFFIC);
     }
   }
 
   /** Refuses traffic if the application says it accepts it (Boot announced readiness after our answer). */
   private synchronized void refuseIfAccepting() {
-    if (holdReadiness && !warm && !closed && availability != null
+    if (holdReadiness && !warm && !gaveUpWaiting && !closed && availability != null
         && availability.getReadinessState() == ReadinessState.ACCEPTING_TRAFFIC) {
       refuse();
     }
@@ -118,7 +148,7 @@ final class BackendReadiness implements ApplicationListener<AvailabilityChangeEv
       return;
     }
     synchronized (this) {
-      if (!warm && !closed) {
+      if (!warm && !gaveUpWaiting && !closed) {
         refuse(); // while holding the lock: the warm-up's ACCEPTING cannot come between
       }
     }

@@ -281,12 +281,28 @@ public class RateLimitProperties {
      */
     private boolean enabled = true;
 
+    /**
+     * The longest time the application stays not ready waiting for Redis's first answer; then it
+     * becomes ready and the failure mode decides until Redis answers, as in any later outage. A fleet
+     * restarted during a Redis outage serves again instead of staying out of service. Set a long
+     * duration to wait as long as Redis takes.
+     */
+    private Duration maxWait = Duration.ofSeconds(30);
+
     public boolean isEnabled() {
       return enabled;
     }
 
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
+    }
+
+    public Duration getMaxWait() {
+      return maxWait;
+    }
+
+    public void setMaxWait(Duration maxWait) {
+      this.maxWait = maxWait;
     }
   }
 

@@ -71,8 +71,13 @@ class RedisBackendConfiguration {
   BackendReadiness rateLimitBackendReadiness(ObjectProvider<Backend> backend, RateLimitProperties properties,
       ApplicationEventPublisher publisher, ObjectProvider<ApplicationAvailability> availability) {
     Backend b = backend.getIfUnique();
+    Duration maxWait = properties.getReadiness().getMaxWait();
+    if (maxWait == null || maxWait.isNegative() || maxWait.isZero()) {
+      throw new IllegalArgumentException("ratelimit.readiness.max-wait must be positive, was " + maxWait
+          + " (e.g. 30s; to leave readiness to Boot alone, set ratelimit.readiness.enabled=false)");
+    }
     return new BackendReadiness(b instanceof RedisBackend redis ? redis : null, properties.getReadiness().isEnabled(),
-        publisher, availability.getIfAvailable());
+        maxWait, publisher, availability.getIfAvailable());
   }
 
   @Bean

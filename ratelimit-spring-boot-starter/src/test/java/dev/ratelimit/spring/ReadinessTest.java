@@ -1,6 +1,7 @@
 package dev.ratelimit.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
@@ -24,7 +25,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * Readiness of a real started application (Kubernetes' probe, {@code /actuator/health/readiness})
  * against a Redis the test stops and starts: not ready while the Redis backend has never answered
  * (a cold instance's every check would be decided by the failure mode), ready once it has and the
- * scripts are loaded; a later outage does not take readiness away.
+ * scripts are loaded, or once {@code ratelimit.readiness.max-wait} is over; a later outage does not
+ * take readiness away.
  */
 class ReadinessTest {
   private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -86,6 +88,34 @@ class ReadinessTest {
       redis.stop();
       assertThat(readiness(app)).as("a later outage is the failure mode's, not readiness's").isEqualTo(200);
     }
+  }
+
+  /** A fleet restarted during a Redis outage serves again after max-wait, its failure mode deciding. */
+  @Test
+  @Timeout(60)
+  void aStartUpOutageHoldsReadinessForMaxWaitAtMost() throws Exception {
+    redis.stop();
+    try (ConfigurableApplicationContext app = start("ratelimit.readiness.max-wait=4s")) {
+      assertThat(readiness(app)).as("waiting for Redis").isEqualTo(503);
+      assertThat(awaitReadiness(app, 200)).as("ready once max-wait is over").isEqualTo(200);
+      RateLimiter limiter = app.getBean(RateLimiter.class);
+      assertThat(limiter.check("k", Policy.parse("10/1m")).isDegraded()).as("the failure mode decides").isTrue();
+
+      redis.restart();
+      boolean redisDecides = false;
+      for (long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+          !redisDecides && System.nanoTime() - deadline < 0; Thread.sleep(100)) {
+        redisDecides = !limiter.check("k", Policy.parse("10/1m")).isDegraded();
+      }
+      assertThat(redisDecides).as("Redis decides once it answers").isTrue();
+      assertThat(readiness(app)).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void aMaxWaitThatIsNotPositiveFailsStartUpNamingTheProperty() {
+    assertThatThrownBy(() -> start("ratelimit.readiness.max-wait=0s").close())
+        .hasStackTraceContaining("ratelimit.readiness.max-wait must be positive, was PT0S");
   }
 
   @Test

@@ -34,7 +34,11 @@ final class Arrival {
     return startNanos;
   }
 
-  /** Tomcat stops reading this request's body and closes the connection after the response. */
+  /**
+   * Tomcat stops reading this request's body and closes the connection after the response, which
+   * says so ({@code Connection: close}): a keep-alive client that was not told would send its next
+   * request on a connection being closed, and lose it.
+   */
   void abandonBody() {
     abandonBody.run();
   }
@@ -59,6 +63,7 @@ final class Arrival {
      * stays and no error page is added.
      */
     private static void abandonBody(Request request, Response response) {
+      response.setHeader("Connection", "close"); // Tomcat says so itself only for some statuses
       int status = response.getCoyoteResponse().getStatus();
       request.getCoyoteRequest().action(ActionCode.DISABLE_SWALLOW_INPUT, null);
       response.getCoyoteResponse().setStatus(status);

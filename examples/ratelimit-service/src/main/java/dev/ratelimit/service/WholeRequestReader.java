@@ -93,7 +93,6 @@ class WholeRequestReader extends OncePerRequestFilter {
 
   private void timedOut(HttpServletRequest request, HttpServletResponse response, Arrival arrival) throws IOException {
     arrival.abandonBody();
-    response.setHeader("Connection", "close");
     Problems.write(response, HttpServletResponse.SC_REQUEST_TIMEOUT, "the request did not arrive whole within "
         + deadline() + " of its first byte: send the request line, headers and body without pauses",
         request.getRequestURI());

@@ -147,6 +147,21 @@ class BadRequestTest {
         .header("Content-Type", "application/json").POST(chunked)), "body", "larger than 12000 bytes");
   }
 
+  /**
+   * A body refused unread ends its connection: the response must say so, or a keep-alive client
+   * sends its next request on a connection the server is closing, and that request is lost.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"POST, /v1/check, application/json", "DELETE, /v1/keys/login/k, application/x-www-form-urlencoded"})
+  void aBodyRefusedUnreadSaysTheConnectionCloses(String method, String path, String type) {
+    try (RawHttp client = new RawHttp(port, 10_000)) {
+      RawHttp.Response response = client.send(method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+          + "Authorization: Bearer " + Http.ADMIN_TOKEN + "\r\nContent-Type: " + type + "\r\n"
+          + "Content-Length: 20000\r\n\r\n").send("{").response();
+      assertThat(response.header("Connection")).isEqualTo("close");
+    }
+  }
+
   @Test
   void anOversizedFormBodyOnADeleteIsNeverRead() {
     // Spring Boot's form-content filter would read a PUT/PATCH/DELETE form body past the cap, an
