@@ -48,7 +48,9 @@ import org.redisson.client.codec.StringCodec;
  *       check is an exception for the limiter's failure mode, never a denial.</li>
  *   <li>Keys are {@code prefix:{key}:policy:algorithm[:seq]}; all keys of a check share the
  *       hash tag, so Redis Cluster works; every key has a TTL that ends when its state stops
- *       mattering; denied checks write nothing.</li>
+ *       mattering; denied checks write nothing. A check across keys ({@link #checkAll(List, long,
+ *       long)}) carries each key's tag: one call on a single server, one per hash slot in a
+ *       Cluster.</li>
  *   <li>Time comes from the limiter's clock ({@code now} in every call): keep instances on NTP; or
  *       {@link Builder#serverTime(boolean)} decides at Redis's clock.</li>
  *   <li>Natural batching (on by default, {@link Builder#batching(boolean)}): while fewer than
@@ -300,7 +302,9 @@ public final class RedisBackend implements Backend {
    * the order of their first pair in {@code checks}, without blocking; the first group that denies
    * ends the check: later groups are not charged (each of their pairs is evaluated without
    * consuming, for its decision), but earlier groups have consumed, and that stands. So in a
-   * Cluster the check is all or nothing per hash slot only.
+   * Cluster the check is all or nothing per hash slot only. (The limiter's shadow re-check, when
+   * only a shadow pair of a later slot denied, charges the enforced pairs of earlier slots again:
+   * list shadow pairs first.)
    */
   @Override
   public MultiDecision checkAll(List<KeyedPolicy> checks, long cost, long nowMicros) {
@@ -324,7 +328,8 @@ public final class RedisBackend implements Backend {
     if (groups.length == 1) {
       return acrossOneCall(checks, cost, nowMicros);
     }
-    return slotBySlot(checks, groups, 0, new Decision[checks.size()], cost, nowMicros);
+    return slotBySlot(checks, groups, 0, new Decision[checks.size()], cost, nowMicros,
+        System.nanoTime() + timeoutNanos / 2);
   }
 
   /**
@@ -387,11 +392,20 @@ public final class RedisBackend implements Backend {
     return slotGroups(checks, c -> RedisKeys.slot((String) keys.of(c.key(), c.policy()).get(0)));
   }
 
-  /** Group {@code g} and, when it allows, the next ones; a denial ends the chain (see {@link #checkAll(List, long, long)}). */
+  /**
+   * Group {@code g} and, when it allows, the next ones; a denial ends the chain (see {@link
+   * #checkAll(List, long, long)}). A group not yet sent at {@code sendByNanos} (half the backend's
+   * timeout after the check began, the batch queue's rule) fails unsent: sent that late, it could
+   * consume after the limiter has given up on the check.
+   */
   private CompletionStage<MultiDecision> slotBySlot(List<KeyedPolicy> checks, int[][] groups, int g,
-      Decision[] decisions, long cost, long nowMicros) {
+      Decision[] decisions, long cost, long nowMicros, long sendByNanos) {
     if (g == groups.length) {
       return CompletableFuture.completedFuture(new MultiDecision(true, List.of(decisions)));
+    }
+    if (g > 0 && System.nanoTime() - sendByNanos > 0) {
+      return CompletableFuture.failedFuture(new org.redisson.client.RedisTimeoutException("the check's hash slot "
+          + (g + 1) + " of " + groups.length + " was not sent by half the backend's timeout; it was never sent"));
     }
     List<KeyedPolicy> group = new ArrayList<>(groups[g].length);
     for (int i : groups[g]) {
@@ -401,7 +415,7 @@ public final class RedisBackend implements Backend {
       for (int j = 0; j < groups[g].length; j++) {
         decisions[groups[g][j]] = m.decisions().get(j);
       }
-      return m.allowed() ? slotBySlot(checks, groups, g + 1, decisions, cost, nowMicros)
+      return m.allowed() ? slotBySlot(checks, groups, g + 1, decisions, cost, nowMicros, sendByNanos)
           : unchargedAfter(checks, groups, g + 1, decisions, cost, nowMicros);
     });
   }

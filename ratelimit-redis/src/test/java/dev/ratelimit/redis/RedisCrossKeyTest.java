@@ -191,6 +191,37 @@ class RedisCrossKeyTest {
       }
     }
 
+    /**
+     * A slot whose turn comes after half the backend's timeout is never sent: the first slot's node
+     * paused past that point answers (and consumes) late, the second slot is not charged, and the
+     * failure mode decides.
+     */
+    @Test
+    void aLaterSlotIsNotSentPastHalfTheBackendsTimeout() {
+      RedisCluster cluster = RedisCluster.shared();
+      String first = keyWhere("first", s -> true);
+      RedisServer paused = cluster.nodeFor(prefix + ":{" + RedisKeys.part(first) + "}");
+      String second = null;
+      for (int i = 0; second == null; i++) {
+        String key = "second-" + i;
+        if (!cluster.nodeFor(prefix + ":{" + RedisKeys.part(key) + "}").equals(paused)) {
+          second = key;
+        }
+      }
+      try (RateLimiter limiter = RateLimiter.builder().clock(ManualClock.at(Instant.ofEpochSecond(1_700_000_000L)))
+          .backend(RedisBackend.builder(client).keyPrefix(prefix).timeout(Duration.ofMillis(1_000)).build())
+          .timeout(Duration.ofSeconds(3)).failureMode(dev.ratelimit.FailureMode.FAIL_CLOSED).build()) {
+        assertThat(limiter.inspect(first, ROOMY).remaining()).isEqualTo(5); // connections open before the pause
+        assertThat(limiter.inspect(second, ROOMY).remaining()).isEqualTo(5);
+        paused.command("CLIENT", "PAUSE", "700", "ALL");
+        MultiDecision failed = limiter.checkAll(List.of(KeyedPolicy.of(first, ROOMY), KeyedPolicy.of(second, ROOMY)), 1);
+        assertThat(failed.allowed()).as("FAIL_CLOSED decides").isFalse();
+        assertThat(failed.decisions()).extracting(Decision::remaining).containsExactly(-1L, -1L);
+        assertThat(limiter.inspect(first, ROOMY).remaining()).as("the first slot ran, late").isEqualTo(4);
+        assertThat(limiter.inspect(second, ROOMY).remaining()).as("the second slot was never sent").isEqualTo(5);
+      }
+    }
+
     @Test
     void pairsOfSeveralSlotsThatAllAllowAllConsume() {
       try (RateLimiter limiter = limiter(client)) {
