@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -64,6 +65,12 @@ final class DefaultRateLimiter implements RateLimiter {
     }
   }
 
+  /** A pair's policy, when the pairs are one key's policies. */
+  private static final Function<Policy, Policy> POLICY = Function.identity();
+
+  /** A pair's policy, when the pairs are (key, policy) pairs. */
+  private static final Function<KeyedPolicy, Policy> PAIR_POLICY = KeyedPolicy::policy;
+
   /** An all-or-nothing answer, one decision per policy, all from one source. */
   private record Judged(boolean allowed, Decision[] decisions, Source source) {
     static Judged of(MultiDecision m, Source source) {
@@ -103,6 +110,9 @@ final class DefaultRateLimiter implements RateLimiter {
   /** Whether the backend has its own checkAsync, and its own checkAllAsync. */
   private final boolean asyncCheck;
   private final boolean asyncCheckAll;
+  /** Whether the backend checks pairs of different keys together, and has its own async form of it. */
+  private final boolean checksAcrossKeys;
+  private final boolean asyncCheckAcrossKeys;
   /**
    * The backend when a check can go straight to it and back, else null: the in-memory backend (no
    * I/O, so nothing to time out, nothing worth a near-cache), no near-cache, no listener, no shadow
@@ -132,6 +142,8 @@ final class DefaultRateLimiter implements RateLimiter {
     this.loggedAt = s.nanoTime().getAsLong();
     this.asyncCheck = overrides(backend, "checkAsync", String.class, Policy.class, long.class, long.class);
     this.asyncCheckAll = overrides(backend, "checkAllAsync", String.class, List.class, long.class, long.class);
+    this.checksAcrossKeys = overrides(backend, "checkAll", List.class, long.class, long.class);
+    this.asyncCheckAcrossKeys = overrides(backend, "checkAllAsync", List.class, long.class, long.class);
     boolean plain = backend instanceof InMemoryBackend && !asyncCheck && nearCache == null
         && listener == RateLimitListener.NONE && !shadowAll && shadowPolicies.isEmpty();
     this.plainBackend = plain ? (InMemoryBackend) backend : null;
@@ -312,7 +324,7 @@ final class DefaultRateLimiter implements RateLimiter {
     long deadline = start + timeoutNanos;
     MultiDecision local = nearCache == null ? null : nearCache.answerAll(key, ps, cost, now);
     Judged first = local != null ? Judged.of(local, Source.NEAR_CACHE) : backendAll(key, ps, cost, now, start, deadline);
-    return resolve(ps, first,
+    return resolve(ps, POLICY, first,
         // the enforced policies again; not sent once the first call has used the whole timeout (it
         // could consume while the failure mode decides), as a queued check past its deadline is not
         enforced -> deadline - System.nanoTime() > 0
@@ -334,6 +346,227 @@ final class DefaultRateLimiter implements RateLimiter {
         }
       }
     }
+  }
+
+  /**
+   * The enforced pairs to check again when only shadow policies denied {@code first} (see
+   * {@link #resolve}); null when {@code first} needs no second call.
+   */
+  private <P> List<P> rerunFor(List<P> pairs, Function<? super P, Policy> policyOf, Judged first) {
+    if (first.allowed()) {
+      return null;
+    }
+    List<P> enforced = new ArrayList<>(pairs.size());
+    for (int i = 0; i < pairs.size(); i++) {
+      boolean shadow = isShadow(policyOf.apply(pairs.get(i)));
+      if (!first.decisions()[i].allowed() && !shadow) {
+        return null; // an enforced denial stands
+      }
+      if (!shadow) {
+        enforced.add(pairs.get(i));
+      }
+    }
+    return enforced.isEmpty() ? null : enforced;
+  }
+
+  @Override
+  public CompletionStage<MultiDecision> checkAllAsync(String key, List<Policy> policies, long cost) {
+    validateAll(key, policies, cost);
+    List<Policy> ps = List.copyOf(policies);
+    long now = nowMicros();
+    long start = System.nanoTime();
+    long deadline = start + timeoutNanos;
+    MultiDecision local = nearCache == null ? null : nearCache.answerAll(key, ps, cost, now);
+    CompletableFuture<Judged> first = local != null ? CompletableFuture.completedFuture(Judged.of(local, Source.NEAR_CACHE))
+        : backendAllAsync(key, ps, cost, now, start, deadline);
+    return resolveAsync(ps, POLICY, first, deadline,
+        enforced -> backendAllAsync(key, enforced, cost, now, System.nanoTime(), deadline),
+        enforced -> failedAll(key, enforced, cost, now));
+  }
+
+  /**
+   * {@link #resolve} once {@code first} completes: when only shadow policies denied, the enforced
+   * pairs again, from the same source ({@code againOnBackend}, or {@code failed} for the failure
+   * mode's answer and once the deadline has passed), as checkAll does.
+   */
+  private <P> CompletionStage<MultiDecision> resolveAsync(List<P> pairs, Function<? super P, Policy> policyOf,
+      CompletableFuture<Judged> first, long deadline, Function<List<P>, CompletableFuture<Judged>> againOnBackend,
+      Function<List<P>, Judged> failed) {
+    return first.thenCompose(judged -> {
+      List<P> enforced = rerunFor(pairs, policyOf, judged);
+      if (enforced == null) {
+        return CompletableFuture.completedFuture(resolve(pairs, policyOf, judged, null, null));
+      }
+      // as checkAll: the enforced pairs again, from the same source, never past the deadline
+      CompletableFuture<Judged> again = judged.source() == Source.FAILURE || judged.source() == Source.FALLBACK
+          || deadline - System.nanoTime() <= 0
+          ? CompletableFuture.completedFuture(failed.apply(enforced))
+          : againOnBackend.apply(enforced);
+      return again.thenApply(second -> resolve(pairs, policyOf, judged, e -> second, e -> second));
+    }).exceptionally(e -> { // never happens by design; should it, the caller must still get an answer
+      logError("checkAllAsync could not complete normally; FAIL_OPEN decides", e);
+      List<Decision> open = new ArrayList<>(pairs.size());
+      for (P p : pairs) {
+        open.add(failOpen(policyOf.apply(p)));
+      }
+      return new MultiDecision(true, open);
+    });
+  }
+
+  /** {@link #backendAll} without waiting: the stage completes when the backend answers or the deadline passes. */
+  private CompletableFuture<Judged> backendAllAsync(String key, List<Policy> policies, long cost, long now, long start,
+      long deadline) {
+    CompletableFuture<MultiDecision> m = nearCache != null
+        ? callAsync(() -> {
+          long resets = nearCache.resets(key);
+          return future(backend.evaluateAllAsync(key, policies, cost, now)).thenApply(e -> {
+            nearCache.rememberAll(key, policies, cost, now, e, resets);
+            return e.decision();
+          });
+        }, start, deadline)
+        : asyncCheckAll
+        ? callAsync(() -> backend.checkAllAsync(key, policies, cost, now), start, deadline)
+        : callAsync(() -> CompletableFuture.completedFuture(backend.checkAll(key, policies, cost, now)), start, deadline);
+    return m.thenApply(d -> d != null && d.decisions().size() == policies.size() ? Judged.of(d, Source.BACKEND)
+        : failedAll(key, policies, cost, now));
+  }
+
+  /**
+   * {@link #call} without waiting: the stage completes with the answer, or with null when the call
+   * was skipped, failed or timed out at {@code deadline} (already reported).
+   */
+  private <T> CompletableFuture<T> callAsync(Supplier<CompletionStage<T>> backendCall, long startNanos, long deadline) {
+    long permit = breaker.tryAcquire();
+    if (permit == CircuitBreaker.REFUSED) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<T> answer;
+    try {
+      answer = future(backendCall.get());
+    } catch (RuntimeException e) {
+      settle(permit, startNanos, null, e);
+      return CompletableFuture.completedFuture(null);
+    }
+    if (answer.isDone()) {
+      return CompletableFuture.completedFuture(settled(permit, startNanos, answer, null));
+    }
+    CompletableFuture<T> bounded = new CompletableFuture<>();
+    answer.whenComplete((v, e) -> {
+      if (e != null) {
+        bounded.completeExceptionally(e);
+      } else {
+        bounded.complete(v);
+      }
+    });
+    deadlines.add(bounded, deadline);
+    // settled runs when the call ends even if the caller gave up on its stage (the permit goes back)
+    CompletableFuture<T> result = new CompletableFuture<>();
+    bounded.whenComplete((v, e) -> {
+      try {
+        result.complete(settled(permit, startNanos, answer, e));
+      } catch (Throwable t) {
+        result.completeExceptionally(t);
+      }
+    });
+    return result;
+  }
+
+  /** The answer of a finished {@link #callAsync}, reported; null when it failed or timed out. */
+  private <T> T settled(long permit, long startNanos, CompletableFuture<T> answer, Throwable boundedError) {
+    T value = null;
+    Throwable error;
+    if (boundedError == null && answer.isDone() && !answer.isCompletedExceptionally()) {
+      value = answer.join();
+      error = null;
+    } else if (boundedError instanceof TimeoutException && !answer.isDone()) {
+      error = timedOut();
+    } else {
+      error = cause(boundedError != null ? boundedError : exceptionOf(answer));
+    }
+    return settle(permit, startNanos, value, error) ? value : null;
+  }
+
+  // ---------------------------------------------------------------------------------- checkAll across keys
+
+  /**
+   * Pairs of one key are {@code checkAll(key, policies, cost)}, near-cache included; pairs of
+   * different keys go to the backend's cross-key check without the near-cache (its entries are
+   * per pair and learn from one key's denials; the backend stays the only truth).
+   */
+  @Override
+  public MultiDecision checkAll(List<KeyedPolicy> checks, long cost) {
+    validateAcross(checks, cost);
+    String key = KeyedPolicy.commonKey(checks);
+    if (key != null) {
+      return checkAll(key, KeyedPolicy.policies(checks), cost);
+    }
+    requireAcrossKeys();
+    List<KeyedPolicy> cs = List.copyOf(checks);
+    long now = nowMicros();
+    long start = System.nanoTime();
+    long deadline = start + timeoutNanos;
+    return resolve(cs, PAIR_POLICY, backendAcross(cs, cost, now, start, deadline),
+        // as checkAll(key, ...): not sent again once the first call has used the whole timeout
+        enforced -> deadline - System.nanoTime() > 0
+            ? backendAcross(enforced, cost, now, System.nanoTime(), deadline)
+            : failedAcross(enforced, cost, now),
+        enforced -> failedAcross(enforced, cost, now));
+  }
+
+  @Override
+  public CompletionStage<MultiDecision> checkAllAsync(List<KeyedPolicy> checks, long cost) {
+    validateAcross(checks, cost);
+    String key = KeyedPolicy.commonKey(checks);
+    if (key != null) {
+      return checkAllAsync(key, KeyedPolicy.policies(checks), cost);
+    }
+    requireAcrossKeys();
+    List<KeyedPolicy> cs = List.copyOf(checks);
+    long now = nowMicros();
+    long start = System.nanoTime();
+    long deadline = start + timeoutNanos;
+    return resolveAsync(cs, PAIR_POLICY, backendAcrossAsync(cs, cost, now, start, deadline), deadline,
+        enforced -> backendAcrossAsync(enforced, cost, now, System.nanoTime(), deadline),
+        enforced -> failedAcross(enforced, cost, now));
+  }
+
+  private static void validateAcross(List<KeyedPolicy> checks, long cost) {
+    KeyedPolicy.validate(checks);
+    for (KeyedPolicy check : checks) {
+      validate(check.key(), check.policy(), cost);
+    }
+  }
+
+  /** A backend without cross-key checks is a configuration error, not a failure for the failure mode. */
+  private void requireAcrossKeys() {
+    if (!checksAcrossKeys) {
+      throw new UnsupportedOperationException("the backend " + backend.getClass().getName()
+          + " does not check pairs of different keys together (it does not override"
+          + " Backend.checkAll(List, long, long)); check one key at a time with checkAll(key, policies, cost)");
+    }
+  }
+
+  /** The backend's all-or-nothing answer for pairs of different keys, or the failure mode's. */
+  private Judged backendAcross(List<KeyedPolicy> checks, long cost, long now, long start, long deadline) {
+    MultiDecision m = asyncCheckAcrossKeys
+        ? call(() -> backend.checkAllAsync(checks, cost, now), start, deadline)
+        : call(() -> CompletableFuture.completedFuture(backend.checkAll(checks, cost, now)), start, deadline);
+    return m != null && m.decisions().size() == checks.size() ? Judged.of(m, Source.BACKEND)
+        : failedAcross(checks, cost, now);
+  }
+
+  /** {@link #backendAcross} without waiting. */
+  private CompletableFuture<Judged> backendAcrossAsync(List<KeyedPolicy> checks, long cost, long now, long start,
+      long deadline) {
+    CompletableFuture<MultiDecision> m = asyncCheckAcrossKeys
+        ? callAsync(() -> backend.checkAllAsync(checks, cost, now), start, deadline)
+        : callAsync(() -> CompletableFuture.completedFuture(backend.checkAll(checks, cost, now)), start, deadline);
+    return m.thenApply(d -> d != null && d.decisions().size() == checks.size() ? Judged.of(d, Source.BACKEND)
+        : failedAcross(checks, cost, now));
+  }
+
+  private Judged failedAcross(List<KeyedPolicy> checks, long cost, long now) {
+    return failedAll(checks, PAIR_POLICY, () -> fallback.checkAll(checks, cost, now));
   }
 
   // ---------------------------------------------------------------------------------- peekAll
@@ -425,26 +658,31 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   private Judged failedAll(String key, List<Policy> policies, long cost, long now) {
-    int n = policies.size();
+    return failedAll(policies, POLICY, () -> fallback.checkAll(key, policies, cost, now));
+  }
+
+  /** The failure mode's all-or-nothing answer for {@code pairs}; {@code local} asks the local fallback. */
+  private <P> Judged failedAll(List<P> pairs, Function<? super P, Policy> policyOf, Supplier<MultiDecision> local) {
+    int n = pairs.size();
     Decision[] decisions = new Decision[n];
     switch (failureMode) {
       case FAIL_OPEN:
         for (int i = 0; i < n; i++) {
-          decisions[i] = failOpen(policies.get(i));
+          decisions[i] = failOpen(policyOf.apply(pairs.get(i)));
         }
         return new Judged(true, decisions, Source.FAILURE);
       case FAIL_CLOSED:
         for (int i = 0; i < n; i++) {
-          decisions[i] = failClosed(policies.get(i));
+          decisions[i] = failClosed(policyOf.apply(pairs.get(i)));
         }
         return new Judged(false, decisions, Source.FAILURE);
       default:
         try {
-          return Judged.of(fallback.checkAll(key, policies, cost, now), Source.FALLBACK);
+          return Judged.of(local.get(), Source.FALLBACK);
         } catch (RuntimeException e) {
           logError("the local fallback failed; FAIL_OPEN decides", e);
           for (int i = 0; i < n; i++) {
-            decisions[i] = failOpen(policies.get(i));
+            decisions[i] = failOpen(policyOf.apply(pairs.get(i)));
           }
           return new Judged(true, decisions, Source.FAILURE);
         }
@@ -457,10 +695,9 @@ final class DefaultRateLimiter implements RateLimiter {
    * alone, from the same source ({@code rerunOnBackend} for the backend's answer, else
    * {@code rerunOnFailure}).
    */
-  private MultiDecision resolve(List<Policy> policies, Judged first,
-      java.util.function.Function<List<Policy>, Judged> rerunOnBackend,
-      java.util.function.Function<List<Policy>, Judged> rerunOnFailure) {
-    int n = policies.size();
+  private <P> MultiDecision resolve(List<P> pairs, Function<? super P, Policy> policyOf, Judged first,
+      Function<List<P>, Judged> rerunOnBackend, Function<List<P>, Judged> rerunOnFailure) {
+    int n = pairs.size();
     Decision[] decisions = first.decisions();
     Source[] sources = new Source[n];
     Arrays.fill(sources, first.source());
@@ -470,20 +707,20 @@ final class DefaultRateLimiter implements RateLimiter {
       boolean enforcedDenied = false;
       for (int i = 0; i < n; i++) {
         if (!decisions[i].allowed()) {
-          if (isShadow(policies.get(i))) {
+          if (isShadow(policyOf.apply(pairs.get(i)))) {
             shadowed[i] = true;
           } else {
             enforcedDenied = true;
           }
         }
       }
-      if (!enforcedDenied) {
-        List<Policy> enforced = new ArrayList<>(n);
+      if (!enforcedDenied) { // only shadow policies denied: see rerunFor
+        List<P> enforced = new ArrayList<>(n);
         int[] at = new int[n];
         for (int i = 0; i < n; i++) {
-          if (!isShadow(policies.get(i))) {
+          if (!isShadow(policyOf.apply(pairs.get(i)))) {
             at[enforced.size()] = i;
-            enforced.add(policies.get(i));
+            enforced.add(pairs.get(i));
           }
         }
         if (enforced.isEmpty()) {
@@ -501,7 +738,7 @@ final class DefaultRateLimiter implements RateLimiter {
     }
     List<Decision> result = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      Policy policy = policies.get(i);
+      Policy policy = policyOf.apply(pairs.get(i));
       Decision d = decisions[i];
       result.add(shadowed[i] ? shadowed(policy, d, sources[i]) : report(policy, d, sources[i]));
     }

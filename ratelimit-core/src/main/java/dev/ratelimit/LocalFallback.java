@@ -70,6 +70,32 @@ final class LocalFallback implements AutoCloseable {
     return new MultiDecision(m.allowed(), decisions);
   }
 
+  /** {@link #checkAll(String, List, long, long)} for pairs of different keys, all or nothing in the local state. */
+  MultiDecision checkAll(List<KeyedPolicy> checks, long cost, long nowMicros) {
+    List<KeyedPolicy> scaled = new ArrayList<>(checks.size());
+    boolean tooCostly = false;
+    for (KeyedPolicy c : checks) {
+      Policy s = scale(c.policy());
+      scaled.add(s == c.policy() ? c : new KeyedPolicy(c.key(), s));
+      tooCostly |= cost > s.capacity();
+    }
+    List<Decision> decisions = new ArrayList<>(checks.size());
+    if (tooCostly) { // denied without consuming; the others carry their state now, as inspect does
+      for (int i = 0; i < checks.size(); i++) {
+        KeyedPolicy c = checks.get(i);
+        Policy s = scaled.get(i).policy();
+        decisions.add(cost > s.capacity() ? tooCostly(c.key(), c.policy(), s, nowMicros)
+            : as(c.policy(), backend().inspect(c.key(), s, nowMicros)));
+      }
+      return new MultiDecision(false, decisions);
+    }
+    MultiDecision m = backend().checkAll(scaled, cost, nowMicros);
+    for (int i = 0; i < checks.size(); i++) {
+      decisions.add(as(checks.get(i).policy(), m.decisions().get(i)));
+    }
+    return new MultiDecision(m.allowed(), decisions);
+  }
+
   /** What {@link #checkAll} would decide now, consuming nothing (the limiter's {@code peekAll}). */
   MultiDecision peekAll(String key, List<Policy> policies, long cost, long nowMicros) {
     List<Decision> decisions = new ArrayList<>(policies.size());

@@ -6,8 +6,9 @@ import java.util.Objects;
 
 /**
  * The answer to {@link RateLimiter#checkAll}: allowed only if every policy allowed, in which case
- * every policy consumed; otherwise nothing was consumed anywhere. When denied, each decision says
- * whether its policy alone would have passed, with what remains now.
+ * every policy consumed; otherwise nothing was consumed anywhere (but for a check across keys in a
+ * Redis Cluster, which is all or nothing per hash slot: see {@link RateLimiter#checkAll(List, long)}).
+ * When denied, each decision says whether its policy alone would have passed, with what remains now.
  *
  * @param allowed whether every policy allowed (and all consumed)
  * @param decisions one decision per policy, in the order the policies were given

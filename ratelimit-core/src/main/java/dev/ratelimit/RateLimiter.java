@@ -135,6 +135,90 @@ public interface RateLimiter extends AutoCloseable {
   CompletionStage<Decision> checkAsync(String key, Policy policy, long cost);
 
   /**
+   * The same as {@link #checkAll(String, List, long)}, without blocking on a remote backend: what
+   * a reactive application calls on an event-loop thread. The stage always completes normally, at
+   * the latest when the timeout runs out (with the failure mode's decision); bad input throws here,
+   * before a stage exists. It may complete on the remote client's I/O thread, as {@link
+   * #checkAsync}'s does.
+   *
+   * <p>The default, for implementations other than the built one, calls {@link #checkAll} and so
+   * blocks as it does.
+   *
+   * @throws IllegalArgumentException for bad input, as {@link #checkAll}
+   */
+  default CompletionStage<MultiDecision> checkAllAsync(String key, List<Policy> policies, long cost) {
+    return java.util.concurrent.CompletableFuture.completedFuture(checkAll(key, policies, cost));
+  }
+
+  /**
+   * Checks {@code cost} units of every (key, policy) pair at once, all or nothing: allowed only when
+   * every pair allows, and then every pair consumed; when any pair denies, no pair consumed. What
+   * a request that must pass several independent limits calls, each its own key (a tenant's, a
+   * user's, a route's): the Envoy rate limit service's descriptors, for one. Each pair keeps the
+   * state {@link #check(String, Policy, long) check(key, policy)} keeps; pairs of one key share it
+   * as in {@link #checkAll(String, List, long)}. The decisions come in the order of {@code checks}.
+   *
+   * <p>As {@code checkAll(key, policies, cost)} in everything else: one backend call (one round
+   * trip to Redis; see below for a Redis Cluster), bounded by the timeout and the circuit breaker,
+   * a backend failure decided by the failure mode (LOCAL_FALLBACK checks the pairs all or nothing
+   * in the local state), every pair's decision reported to the listener, and {@link
+   * Builder#shadowPolicies shadow policies} never denying (when only shadow pairs denied, the
+   * enforced pairs are checked again alone). The near-cache is not consulted for pairs of
+   * different keys (the backend answers; it stays the only truth); when every pair has the same
+   * key, this is {@code checkAll(key, policies, cost)}, near-cache and all.
+   *
+   * <p>The built-in backends are atomic across keys: the in-memory one locks every key involved, in
+   * one global order; Redis runs one script over every pair's keys. In a Redis Cluster a script
+   * cannot span hash slots: the pairs are grouped by slot, each group is one atomic call, and the
+   * groups are checked one after another in the order of their first pair, stopping at the first
+   * that denies; so it is all or nothing per slot only: a later slot's denial leaves an earlier
+   * slot's consumption in place (list the pair most likely to deny first). See the Redis docs.
+   *
+   * <p>The default, for implementations other than the built one, calls {@link
+   * #checkAll(String, List, long)} when every pair has the same key, and otherwise throws {@link
+   * UnsupportedOperationException}.
+   *
+   * @throws IllegalArgumentException for an empty list, a null pair, the same pair twice (an equal
+   *     key and a policy of the same name and algorithm), or a cost that one of the policies
+   *     refuses (see the class comment)
+   * @throws UnsupportedOperationException when the pairs have different keys and this limiter, or
+   *     its backend, cannot check keys together (see {@link Backend#checkAll(List, long, long)})
+   */
+  default MultiDecision checkAll(List<KeyedPolicy> checks, long cost) {
+    KeyedPolicy.validate(checks);
+    String key = KeyedPolicy.commonKey(checks);
+    if (key == null) {
+      throw new UnsupportedOperationException(getClass().getName()
+          + " does not check pairs of different keys together; check them with the built-in limiter"
+          + " (RateLimiter.builder()) or one key at a time with checkAll(key, policies, cost)");
+    }
+    return checkAll(key, KeyedPolicy.policies(checks), cost);
+  }
+
+  /**
+   * The same as {@link #checkAll(List, long)}, without blocking on a remote backend, as {@link
+   * #checkAllAsync(String, List, long)} is to {@code checkAll(key, policies, cost)}: the stage always
+   * completes normally, at the latest when the timeout runs out; bad input throws here.
+   *
+   * <p>The default, for implementations other than the built one, calls {@link
+   * #checkAllAsync(String, List, long)} when every pair has the same key, and otherwise throws
+   * {@link UnsupportedOperationException}.
+   *
+   * @throws IllegalArgumentException for bad input, as {@link #checkAll(List, long)}
+   * @throws UnsupportedOperationException as {@link #checkAll(List, long)}
+   */
+  default CompletionStage<MultiDecision> checkAllAsync(List<KeyedPolicy> checks, long cost) {
+    KeyedPolicy.validate(checks);
+    String key = KeyedPolicy.commonKey(checks);
+    if (key == null) {
+      throw new UnsupportedOperationException(getClass().getName()
+          + " does not check pairs of different keys together; check them with the built-in limiter"
+          + " (RateLimiter.builder()) or one key at a time with checkAllAsync(key, policies, cost)");
+    }
+    return checkAllAsync(key, KeyedPolicy.policies(checks), cost);
+  }
+
+  /**
    * The state of {@code key} now, as the decision a cost-1 check would get, consuming nothing and
    * writing nothing; {@code remaining} is what is available now. Calls the backend directly: a
    * backend failure is thrown to the caller, and the circuit breaker neither sees nor skips it.

@@ -25,6 +25,7 @@ final class ControllableBackend implements Backend {
   final Queue<Mode> next = new ConcurrentLinkedQueue<>();
   final AtomicInteger checkCalls = new AtomicInteger();
   final AtomicInteger checkAllCalls = new AtomicInteger();
+  final AtomicInteger acrossCalls = new AtomicInteger();
   /** How long a {@link Mode#SLOW} call takes before it answers, in the caller's thread (ms of real time). */
   volatile long slowMillis = 100;
   /** Answers held back by {@link Mode#HANG}: completing one lets the call finish. */
@@ -40,6 +41,17 @@ final class ControllableBackend implements Backend {
   public CompletionStage<MultiDecision> checkAllAsync(String key, List<Policy> policies, long cost, long nowMicros) {
     checkAllCalls.incrementAndGet();
     return answer(() -> memory.checkAll(key, policies, cost, nowMicros));
+  }
+
+  @Override
+  public CompletionStage<MultiDecision> checkAllAsync(List<KeyedPolicy> checks, long cost, long nowMicros) {
+    acrossCalls.incrementAndGet();
+    return answer(() -> memory.checkAll(checks, cost, nowMicros));
+  }
+
+  @Override
+  public MultiDecision checkAll(List<KeyedPolicy> checks, long cost, long nowMicros) {
+    throw new AssertionError("the limiter calls checkAllAsync");
   }
 
   private <T> CompletionStage<T> answer(Supplier<T> ok) {

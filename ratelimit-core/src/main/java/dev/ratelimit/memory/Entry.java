@@ -7,7 +7,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * What a key holds besides its states: its lock and its expiry. Every check of the key runs between
- * {@link #lock()} and {@link #unlock()}, and no lock is ever held across two keys. All fields but
+ * {@link #lock()} and {@link #unlock()}. Only a cross-key check holds several keys' locks at once,
+ * and takes them in one global order (by bounded key); every other operation holds one. All fields but
  * {@link #hold} and {@link #removed} are guarded by the lock.
  *
  * <p>A key's entry is its first {@link State} ({@code State} is the only subclass): the lock, the

@@ -1,8 +1,10 @@
 package dev.ratelimit.spi;
 
 import dev.ratelimit.Decision;
+import dev.ratelimit.KeyedPolicy;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -28,7 +30,8 @@ import java.util.concurrent.CompletionStage;
  * with the near-cache, else {@link #checkAllAsync} when overridden, else {@link #checkAll}. So a
  * remote backend that sends state overrides {@link #evaluateAsync} and {@link #evaluateAllAsync}:
  * the limiter never calls {@link #evaluateAll}, nor {@link #evaluate} once {@code checkAsync} is
- * overridden.
+ * overridden. For a check of pairs of different keys, {@link #checkAllAsync(List, long, long)}
+ * when overridden, else {@link #checkAll(List, long, long)}, without the near-cache.
  */
 public interface Backend extends AutoCloseable {
 
@@ -68,6 +71,51 @@ public interface Backend extends AutoCloseable {
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
+  }
+
+  /**
+   * Checks every (key, policy) pair atomically, all or nothing: all consume, or none does, as
+   * {@link #checkAll(String, List, long, long)} does for the policies of one key; the decisions in
+   * the order of {@code checks}. The limiter calls it for {@code RateLimiter.checkAll(checks, cost)}
+   * when the pairs have different keys; the pairs arrive valid and distinct (no two with an equal
+   * key and a policy of the same name and algorithm), the cost within every policy's capacity.
+   * Pairs of one key must act on that key's state as {@code checkAll(key, ...)} does.
+   *
+   * <p>The default serves a backend written before cross-key checks: when every pair has the same
+   * key it calls {@link #checkAll(String, List, long, long)}; otherwise it throws {@link
+   * UnsupportedOperationException} (the limiter then throws it to the caller, before calling: it
+   * is not a backend failure). A backend that keeps state per key must take care that concurrent
+   * cross-key checks cannot deadlock (the in-memory backend locks keys in one global order).
+   */
+  default MultiDecision checkAll(List<KeyedPolicy> checks, long cost, long nowMicros) {
+    String key = checks.get(0).key();
+    List<Policy> policies = new ArrayList<>(checks.size());
+    for (KeyedPolicy check : checks) {
+      if (!check.key().equals(key)) {
+        throw new UnsupportedOperationException(getClass().getName()
+            + " does not check pairs of different keys together (override Backend.checkAll(List, long, long))");
+      }
+      policies.add(check.policy());
+    }
+    return checkAll(key, policies, cost, nowMicros);
+  }
+
+  /**
+   * The same as {@link #checkAll(List, long, long)}, without blocking the caller, as {@link
+   * #checkAllAsync(String, List, long, long)} is to its {@code checkAll}. The default runs {@link
+   * #checkAll(List, long, long)} on the calling thread; a remote backend overrides it. Failures
+   * complete the stage exceptionally; an {@link UnsupportedOperationException} is thrown.
+   */
+  default CompletionStage<MultiDecision> checkAllAsync(List<KeyedPolicy> checks, long cost, long nowMicros) {
+    MultiDecision decision;
+    try {
+      decision = checkAll(checks, cost, nowMicros);
+    } catch (UnsupportedOperationException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return CompletableFuture.completedFuture(decision);
   }
 
   /**

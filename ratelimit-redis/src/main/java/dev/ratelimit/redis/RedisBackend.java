@@ -2,6 +2,7 @@ package dev.ratelimit.redis;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Decision;
+import dev.ratelimit.KeyedPolicy;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.Require;
@@ -55,7 +56,9 @@ import org.redisson.client.codec.StringCodec;
  *       check is an exception for the limiter's failure mode, never a denial.</li>
  *   <li>Keys are {@code prefix:{key}:policy:algorithm[:seq]}; all keys of a check share the
  *       hash tag, so Redis Cluster works; every key has a TTL that ends when its state stops
- *       mattering; denied checks write nothing.</li>
+ *       mattering; denied checks write nothing. A check across keys ({@link #checkAll(List, long,
+ *       long)}) carries each key's tag: one call on a single server, one per hash slot in a
+ *       Cluster.</li>
  *   <li>Time comes from the limiter's clock ({@code now} in every call): keep instances on NTP; or
  *       {@link Builder#serverTime(boolean)} decides at Redis's clock.</li>
  *   <li>Natural batching (on by default, {@link Builder#batching(boolean)}): while fewer than
@@ -102,6 +105,8 @@ public final class RedisBackend implements Backend {
   private final int waitReplicas;
   private final Duration waitTimeout;
   private final Duration timeout;
+  /** Whether the client is configured for a Redis Cluster: a cross-key check then goes out per hash slot. */
+  private final boolean cluster;
 
   private RedisBackend(Builder builder) {
     Require.argument(builder.waitReplicas == 0 || builder.waitTimeout.compareTo(builder.timeout) < 0,
@@ -124,6 +129,7 @@ public final class RedisBackend implements Backend {
     this.checkAll = new Lua(scripts.checkAll());
     this.checkBatch = new Lua(scripts.checkBatch());
     this.timeoutNanos = builder.timeout.toNanos();
+    this.cluster = client.getConfig().isClusterConfig();
     this.dispatcher = builder.maxBatch < 2 ? null : new Dispatcher(new Dispatcher.Sender() {
       @Override
       public CompletionStage<List<Object>> one(Dispatcher.Check c) {
@@ -272,21 +278,189 @@ public final class RedisBackend implements Backend {
    */
   private AllCall allCall(String key, List<Policy> policies, long cost, long nowMicros) {
     List<Object> allKeys = new ArrayList<>(2 * policies.size());
-    Object[] args = new Object[3 + policies.size()];
-    args[0] = serverTime ? "server" : nowMicros;
-    args[1] = cost;
-    args[2] = policies.size();
+    Object[] args = allArgs(policies.size(), cost, nowMicros);
     StringBuilder packed = new StringBuilder(64);
     for (int i = 0; i < policies.size(); i++) {
-      Policy policy = policies.get(i);
-      List<Object> policyKeys = keys.of(key, policy);
-      allKeys.addAll(policyKeys);
-      packed.setLength(0);
-      packed.append(RedisKeys.scriptName(policy.algorithm())).append(' ').append(policy.windowMicros())
-          .append(' ').append(policy.limit()).append(' ').append(policy.burst());
-      args[3 + i] = packed.toString();
+      addPolicy(allKeys, args, i, key, policies.get(i), packed);
     }
     return new AllCall(allKeys, args);
+  }
+
+  /** {@link #allCall} for (key, policy) pairs: the script takes each policy's keys as given, whatever their key. */
+  private AllCall allCall(List<KeyedPolicy> checks, long cost, long nowMicros) {
+    List<Object> allKeys = new ArrayList<>(2 * checks.size());
+    Object[] args = allArgs(checks.size(), cost, nowMicros);
+    StringBuilder packed = new StringBuilder(64);
+    for (int i = 0; i < checks.size(); i++) {
+      addPolicy(allKeys, args, i, checks.get(i).key(), checks.get(i).policy(), packed);
+    }
+    return new AllCall(allKeys, args);
+  }
+
+  private Object[] allArgs(int count, long cost, long nowMicros) {
+    Object[] args = new Object[3 + count];
+    args[0] = serverTime ? "server" : nowMicros;
+    args[1] = cost;
+    args[2] = count;
+    return args;
+  }
+
+  private void addPolicy(List<Object> allKeys, Object[] args, int i, String key, Policy policy, StringBuilder packed) {
+    allKeys.addAll(keys.of(key, policy));
+    packed.setLength(0);
+    packed.append(RedisKeys.scriptName(policy.algorithm())).append(' ').append(policy.windowMicros())
+        .append(' ').append(policy.limit()).append(' ').append(policy.burst());
+    args[3 + i] = packed.toString();
+  }
+
+  // ---------------------------------------------------------------------------------- across keys
+
+  /**
+   * A check of (key, policy) pairs of different keys, all or nothing: one call of check_all.lua
+   * whose KEYS are every pair's keys in order (the script is the multi-policy one, unchanged: it
+   * never assumes one key), batched like any check.
+   *
+   * <p>On a single server (or behind Sentinel) that is one atomic call whatever the keys' hash
+   * tags. In a Redis Cluster a script cannot span hash slots: the pairs are grouped by slot (of
+   * their key's hash tag), each group is one atomic call, and the groups go one after another, in
+   * the order of their first pair in {@code checks}, without blocking; the first group that denies
+   * ends the check: later groups are not charged (each of their pairs is evaluated without
+   * consuming, for its decision), but earlier groups have consumed, and that stands. So in a
+   * Cluster the check is all or nothing per hash slot only. (The limiter's shadow re-check, when
+   * only a shadow pair of a later slot denied, charges the enforced pairs of earlier slots again:
+   * list shadow pairs first.)
+   */
+  @Override
+  public MultiDecision checkAll(List<KeyedPolicy> checks, long cost, long nowMicros) {
+    try {
+      return checkAllAsync(checks, cost, nowMicros).toCompletableFuture().join();
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof RuntimeException cause) {
+        throw cause;
+      }
+      throw e;
+    }
+  }
+
+  /** {@link #checkAll(List, long, long)} without blocking the caller. */
+  @Override
+  public CompletionStage<MultiDecision> checkAllAsync(List<KeyedPolicy> checks, long cost, long nowMicros) {
+    if (!cluster) {
+      return acrossOneCall(checks, cost, nowMicros);
+    }
+    int[][] groups = slotGroups(checks);
+    if (groups.length == 1) {
+      return acrossOneCall(checks, cost, nowMicros);
+    }
+    return slotBySlot(checks, groups, 0, new Decision[checks.size()], cost, nowMicros,
+        System.nanoTime() + timeoutNanos / 2);
+  }
+
+  /**
+   * The pairs as one atomic call of check_all.lua; one pair (a slot's only one) as its check, as
+   * evaluateAll sends one policy (a batch takes a call of one policy for check.lua's).
+   */
+  private CompletionStage<MultiDecision> acrossOneCall(List<KeyedPolicy> checks, long cost, long nowMicros) {
+    if (checks.size() == 1) {
+      KeyedPolicy c = checks.get(0);
+      return evaluateAsync(c.key(), c.policy(), cost, nowMicros)
+          .thenApply(e -> new MultiDecision(e.decision().allowed(), List.of(e.decision())));
+    }
+    AllCall call = allCall(checks, cost, nowMicros);
+    List<Policy> policies = new ArrayList<>(checks.size());
+    for (KeyedPolicy check : checks) {
+      policies.add(check.policy());
+    }
+    return evalCheckAsync(checkAll, call.keys(), call.args())
+        .thenApply(reply -> multiEvaluation(policies, reply).decision());
+  }
+
+  /**
+   * The indices of {@code checks} grouped by hash slot, the groups in the order of their first
+   * pair, each group's pairs in their order.
+   */
+  static int[][] slotGroups(List<KeyedPolicy> checks, java.util.function.ToIntFunction<KeyedPolicy> slotOf) {
+    int n = checks.size();
+    int[] slot = new int[n];
+    List<int[]> groups = new ArrayList<>();
+    int[] sizes = new int[n];
+    int[] groupOf = new int[n];
+    for (int i = 0; i < n; i++) {
+      slot[i] = slotOf.applyAsInt(checks.get(i));
+      int g = -1;
+      for (int j = 0; j < i; j++) {
+        if (slot[j] == slot[i]) {
+          g = groupOf[j];
+          break;
+        }
+      }
+      if (g < 0) {
+        g = groups.size();
+        groups.add(null);
+      }
+      groupOf[i] = g;
+      sizes[g]++;
+    }
+    int[][] result = new int[groups.size()][];
+    int[] filled = new int[groups.size()];
+    for (int g = 0; g < result.length; g++) {
+      result[g] = new int[sizes[g]];
+    }
+    for (int i = 0; i < n; i++) {
+      result[groupOf[i]][filled[groupOf[i]]++] = i;
+    }
+    return result;
+  }
+
+  private int[][] slotGroups(List<KeyedPolicy> checks) {
+    return slotGroups(checks, c -> RedisKeys.slot((String) keys.of(c.key(), c.policy()).get(0)));
+  }
+
+  /**
+   * Group {@code g} and, when it allows, the next ones; a denial ends the chain (see {@link
+   * #checkAll(List, long, long)}). A group not yet sent at {@code sendByNanos} (half the backend's
+   * timeout after the check began, the batch queue's rule) fails unsent: sent that late, it could
+   * consume after the limiter has given up on the check.
+   */
+  private CompletionStage<MultiDecision> slotBySlot(List<KeyedPolicy> checks, int[][] groups, int g,
+      Decision[] decisions, long cost, long nowMicros, long sendByNanos) {
+    if (g == groups.length) {
+      return CompletableFuture.completedFuture(new MultiDecision(true, List.of(decisions)));
+    }
+    if (g > 0 && System.nanoTime() - sendByNanos > 0) {
+      return CompletableFuture.failedFuture(new org.redisson.client.RedisTimeoutException("the check's hash slot "
+          + (g + 1) + " of " + groups.length + " was not sent by half the backend's timeout; it was never sent"));
+    }
+    List<KeyedPolicy> group = new ArrayList<>(groups[g].length);
+    for (int i : groups[g]) {
+      group.add(checks.get(i));
+    }
+    return acrossOneCall(group, cost, nowMicros).thenCompose(m -> {
+      for (int j = 0; j < groups[g].length; j++) {
+        decisions[groups[g][j]] = m.decisions().get(j);
+      }
+      return m.allowed() ? slotBySlot(checks, groups, g + 1, decisions, cost, nowMicros, sendByNanos)
+          : unchargedAfter(checks, groups, g + 1, decisions, cost, nowMicros);
+    });
+  }
+
+  /**
+   * The denied answer once group {@code from − 1} denied: the pairs of the later groups, which are
+   * not charged, evaluated without consuming (each as its check alone would be decided now).
+   */
+  private CompletionStage<MultiDecision> unchargedAfter(List<KeyedPolicy> checks, int[][] groups, int from,
+      Decision[] decisions, long cost, long nowMicros) {
+    List<CompletableFuture<Void>> pending = new ArrayList<>();
+    for (int g = from; g < groups.length; g++) {
+      for (int i : groups[g]) {
+        KeyedPolicy c = checks.get(i);
+        pending.add(evalCheckAsync(check.get(c.policy().algorithm()), keys.of(c.key(), c.policy()),
+            args(c.policy(), nowMicros, cost, false))
+            .thenAccept(reply -> decisions[i] = decode(c.policy(), reply, 0)).toCompletableFuture());
+      }
+    }
+    return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new))
+        .thenApply(done -> new MultiDecision(false, List.of(decisions)));
   }
 
   /** Redis is another process: limiters answer hot denied keys from their near-cache. */

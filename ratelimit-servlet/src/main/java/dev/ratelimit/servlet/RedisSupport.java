@@ -1,6 +1,7 @@
 package dev.ratelimit.servlet;
 
 import dev.ratelimit.Decision;
+import dev.ratelimit.KeyedPolicy;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.redis.RedisBackend;
@@ -93,6 +94,16 @@ final class RedisSupport {
     public CompletionStage<MultiDecision> checkAllAsync(String key, List<Policy> policies, long cost,
         long nowMicros) {
       return delegate.checkAllAsync(key, policies, cost, nowMicros);
+    }
+
+    @Override
+    public MultiDecision checkAll(List<KeyedPolicy> checks, long cost, long nowMicros) {
+      return delegate.checkAll(checks, cost, nowMicros);
+    }
+
+    @Override
+    public CompletionStage<MultiDecision> checkAllAsync(List<KeyedPolicy> checks, long cost, long nowMicros) {
+      return delegate.checkAllAsync(checks, cost, nowMicros);
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.ratelimit.spring;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.FailureMode;
+import dev.ratelimit.KeyedPolicy;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimitListener;
@@ -72,6 +73,74 @@ final class ObservedRateLimiter implements RateLimiter {
       outcomes.close();
       observation.stop();
     }
+  }
+
+  @Override
+  public MultiDecision checkAll(List<KeyedPolicy> checks, long cost) {
+    if (registry.isNoop() || !observable(checks)) {
+      return delegate.checkAll(checks, cost); // the limiter's refusal, unobserved
+    }
+    Observation observation = start(names(policies(checks)));
+    CheckOutcomes outcomes = CheckOutcomes.open();
+    try (Observation.Scope scope = observation.openScope()) {
+      MultiDecision decision = delegate.checkAll(checks, cost);
+      decided(observation, decision.allowed(), outcomes.of(decision.limiting()));
+      return decision;
+    } catch (RuntimeException | Error e) {
+      observation.error(e);
+      throw e;
+    } finally {
+      outcomes.close();
+      observation.stop();
+    }
+  }
+
+  @Override
+  public CompletionStage<MultiDecision> checkAllAsync(List<KeyedPolicy> checks, long cost) {
+    if (registry.isNoop() || !observable(checks)) {
+      return delegate.checkAllAsync(checks, cost);
+    }
+    Observation observation = start(names(policies(checks)));
+    CheckOutcomes outcomes = CheckOutcomes.open();
+    CompletionStage<MultiDecision> answer;
+    try (Observation.Scope scope = observation.openScope()) {
+      answer = delegate.checkAllAsync(checks, cost);
+    } catch (RuntimeException | Error e) {
+      observation.error(e);
+      observation.stop();
+      throw e;
+    } finally {
+      outcomes.close(); // what was decided on this thread stays readable below
+    }
+    return answer.whenComplete((decision, error) -> {
+      if (error != null) {
+        observation.error(error);
+      } else {
+        decided(observation, decision.allowed(), outcomes.of(decision.limiting()));
+      }
+      observation.stop();
+    });
+  }
+
+  /** Whether the limiter will check {@code checks} (its refusals of bad input go unobserved, as checkAll's do). */
+  private static boolean observable(List<KeyedPolicy> checks) {
+    if (checks == null || checks.isEmpty()) {
+      return false;
+    }
+    for (KeyedPolicy check : checks) {
+      if (check == null) { // List.of(...).contains(null) would throw
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static List<Policy> policies(List<KeyedPolicy> checks) {
+    List<Policy> policies = new java.util.ArrayList<>(checks.size());
+    for (KeyedPolicy check : checks) {
+      policies.add(check.policy());
+    }
+    return policies;
   }
 
   @Override

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.Decision;
+import dev.ratelimit.KeyedPolicy;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
@@ -118,6 +119,20 @@ class RateLimitObservationTest {
     MultiDecision second = limiter.checkAll(KEY, List.of(WIDE, API), 1);
     assertThat(first.allowed()).isTrue();
     assertThat(second.allowed()).isFalse();
+    assertThat(stopped).extracting(RateLimitObservationTest::lowCardinality).containsExactly(
+        Map.of("ratelimit.policy", "wide,api", "ratelimit.decision", "allowed", "ratelimit.outcome", "allowed"),
+        Map.of("ratelimit.policy", "wide,api", "ratelimit.decision", "denied", "ratelimit.outcome", "denied"));
+    assertKeyNeverAppears();
+  }
+
+  /** The observed limiter passes checks across keys on (the interface's default would refuse them), observed. */
+  @Test
+  void checkAllAcrossKeysIsPassedOnAndObserved() {
+    RateLimiter limiter = observed(RateLimiter.builder());
+    List<KeyedPolicy> checks = List.of(KeyedPolicy.of(KEY, WIDE), KeyedPolicy.of("tenant:secret-7", API));
+    assertThat(limiter.checkAll(checks, 1).allowed()).isTrue();
+    assertThat(limiter.checkAllAsync(checks, 1).toCompletableFuture().join().allowed()).isFalse();
+    assertThat(limiter.inspect(KEY, WIDE).remaining()).as("the denial consumed nothing").isEqualTo(99);
     assertThat(stopped).extracting(RateLimitObservationTest::lowCardinality).containsExactly(
         Map.of("ratelimit.policy", "wide,api", "ratelimit.decision", "allowed", "ratelimit.outcome", "allowed"),
         Map.of("ratelimit.policy", "wide,api", "ratelimit.decision", "denied", "ratelimit.outcome", "denied"));

@@ -38,6 +38,15 @@ public abstract class ConcurrencyContract {
     return 1;
   }
 
+  /**
+   * Whether a check of pairs of different keys is all or nothing whatever the keys (true, the
+   * default); false for one that is all or nothing per group of keys only (Redis Cluster, per hash
+   * slot): then a key's consumption may exceed its admissions, never its limit.
+   */
+  protected boolean atomicAcrossKeys() {
+    return true;
+  }
+
   /** How many checks each thread makes. */
   protected int checksPerThread() {
     return 200;
@@ -89,6 +98,69 @@ public abstract class ConcurrencyContract {
         limiter -> roomyLeft[0] = limiter.inspect(key, roomy).remaining());
     assertThat(admitted).isEqualTo(200);
     assertThat(roomyLeft[0]).as("the roomy policy, consumed only by admitted calls").isEqualTo(800);
+  }
+
+  /**
+   * {@code checkAll} of pairs of different keys from every thread, over overlapping sets of keys
+   * (each call takes three of six keys, one of them with a second policy): no deadlock, no key
+   * admitted beyond its limit, and each key consumed exactly by the calls admitted (nothing by a
+   * denied one).
+   */
+  @ParameterizedTest
+  @EnumSource(value = Algorithm.class, names = {"GCRA", "SLIDING_LOG", "FIXED_WINDOW"})
+  @org.junit.jupiter.api.Timeout(value = 3, unit = TimeUnit.MINUTES)
+  void threadsCheckingOverlappingKeysTogetherAdmitWithinEveryLimit(Algorithm algorithm) throws Exception {
+    Policy p = Policy.of(20, Duration.ofMinutes(1)).withAlgorithm(algorithm).withName("per-key");
+    Policy second = Policy.of(1_000, Duration.ofMinutes(1)).withAlgorithm(algorithm).withName("second");
+    String prefix = "tck:concurrency:" + UUID.randomUUID() + ":";
+    List<String> keys = new ArrayList<>();
+    java.util.Map<String, AtomicLong> admittedPerKey = new java.util.concurrent.ConcurrentHashMap<>();
+    for (int i = 0; i < 6; i++) {
+      keys.add(prefix + i);
+      admittedPerKey.put(prefix + i, new AtomicLong());
+    }
+    AtomicLong secondAdmitted = new AtomicLong();
+    long[] remaining = new long[keys.size() + 1];
+    long admitted = run(p.capacity(), keys, (limiter, key) -> {
+      int i = keys.indexOf(key);
+      List<String> set = List.of(key, keys.get((i + 1) % 6), keys.get((i + 3) % 6));
+      List<dev.ratelimit.KeyedPolicy> checks = new ArrayList<>();
+      for (String k : set) {
+        checks.add(dev.ratelimit.KeyedPolicy.of(k, p));
+      }
+      checks.add(dev.ratelimit.KeyedPolicy.of(set.get(1), second));
+      boolean allowed = (i % 2 == 0 ? limiter.checkAll(checks, 1)
+          : limiter.checkAllAsync(checks, 1).toCompletableFuture().join()).allowed();
+      if (allowed) {
+        set.forEach(k -> admittedPerKey.get(k).incrementAndGet());
+        secondAdmitted.incrementAndGet();
+      }
+      return allowed;
+    }, limiter -> {
+      for (int i = 0; i < keys.size(); i++) {
+        remaining[i] = limiter.inspect(keys.get(i), p).remaining();
+      }
+      long secondLeft = 0;
+      for (String k : keys) {
+        secondLeft += limiter.inspect(k, second).remaining();
+      }
+      remaining[keys.size()] = secondLeft;
+    });
+    assertThat(admitted).isPositive();
+    for (int i = 0; i < keys.size(); i++) {
+      long consumed = 20 - remaining[i];
+      long admittedHere = admittedPerKey.get(keys.get(i)).get();
+      assertThat(admittedHere).as("key %s admitted within its limit", i).isLessThanOrEqualTo(20);
+      if (atomicAcrossKeys()) {
+        assertThat(consumed).as("key %s consumed by admitted calls only", i).isEqualTo(admittedHere);
+      } else {
+        assertThat(consumed).as("key %s consumed at least by admitted calls", i).isGreaterThanOrEqualTo(admittedHere);
+      }
+    }
+    if (atomicAcrossKeys()) {
+      assertThat(6 * 1_000 - remaining[keys.size()]).as("the second policy, consumed by admitted calls only")
+          .isEqualTo(secondAdmitted.get());
+    }
   }
 
   /** One call of a thread: whether it was admitted. */

@@ -40,4 +40,22 @@ class ReadmeQuickStartTest {
     assertThat(limiter.inspect("user:7", perUser).remaining()).isEqualTo(99);
     limiter.close();
   }
+
+  /** docs/getting-started.md's check across keys, run as written there. */
+  @Test
+  void checksAcrossKeys() {
+    DocPage doc = DocPage.read("docs/getting-started.md");
+    doc.assertRunBy(doc.block("java", "KeyedPolicy.of(\"tenant:acme\""), SOURCE);
+    try (RateLimiter limiter = RateLimiter.inMemory()) {
+      Policy perUser = Policy.parse("100/1m");
+      assertThat(limiter.check("user:42", perUser, 100).allowed()).isTrue();
+      Policy perTenant = Policy.parse("1000/1m").withName("per-tenant");
+      MultiDecision both = limiter.checkAll(List.of(
+          KeyedPolicy.of("tenant:acme", perTenant),
+          KeyedPolicy.of("user:42", perUser)), 1);                  // allowed only if both pass; else neither consumed
+      assertThat(both.allowed()).isFalse();
+      assertThat(both.limiting().policy()).isEqualTo(perUser);
+      assertThat(limiter.inspect("tenant:acme", perTenant).remaining()).as("neither consumed").isEqualTo(1000);
+    }
+  }
 }
