@@ -65,13 +65,13 @@ public abstract class RateLimiterContract {
   }
 
   /**
-   * Whether a check of pairs of different keys is all or nothing whatever the keys (true, the
-   * default); false for a backend that is all or nothing only per group of keys, such as Redis
-   * Cluster per hash slot: the tests that need a later pair's denial to undo an earlier key's
-   * consumption are then skipped (the backend's own tests cover what it does instead).
+   * {@code keys} (distinct, each already unique to the test), or keys made from them that this
+   * backend checks all or nothing together. The default returns them unchanged: the backend is
+   * atomic across any keys. A backend atomic per group of keys only (Redis Cluster, per hash slot)
+   * returns keys of one group, e.g. each with a suffix that puts it in the first key's slot.
    */
-  protected boolean atomicAcrossKeys() {
-    return true;
+  protected List<String> checkedTogether(List<String> keys) {
+    return keys;
   }
 
   @BeforeEach
@@ -634,16 +634,17 @@ public abstract class RateLimiterContract {
     }
   }
 
-  /** A pair that denies, listed last, undoes nothing: no pair before it consumed (see {@link #atomicAcrossKeys}). */
+  /** A pair that denies, listed last, undoes nothing: no pair before it consumed (see {@link #checkedTogether}). */
   @Test
   void checkAllAcrossKeysDeniedByItsLastPairConsumesNoOtherKey() {
-    org.junit.jupiter.api.Assumptions.assumeTrue(atomicAcrossKeys(), "all or nothing per group of keys only");
     for (Algorithm algorithm : Algorithm.values()) {
-      String full = key("full-" + algorithm);
+      List<String> together = checkedTogether(List.of(key("full-" + algorithm), key("x-" + algorithm),
+          key("y-" + algorithm), key("z-" + algorithm)));
+      String full = together.get(0);
       Policy roomy = policy(algorithm, 5, Duration.ofMinutes(1)).withName("roomy");
       Policy exhausted = policy(Algorithm.SLIDING_LOG, 2, Duration.ofMinutes(1)).withName("exhausted");
       assertThat(limiter.check(full, exhausted, 2).allowed()).isTrue();
-      List<String> others = List.of(key("x-" + algorithm), key("y-" + algorithm), key("z-" + algorithm));
+      List<String> others = together.subList(1, 4);
       List<KeyedPolicy> checks = new ArrayList<>();
       others.forEach(k -> checks.add(KeyedPolicy.of(k, roomy)));
       checks.add(KeyedPolicy.of(full, exhausted));
@@ -663,10 +664,10 @@ public abstract class RateLimiterContract {
   @ParameterizedTest
   @EnumSource(Algorithm.class)
   void checkAllAcrossKeysDecidesAsOneKeysCheckAllOfTheSamePolicies(Algorithm algorithm) {
-    org.junit.jupiter.api.Assumptions.assumeTrue(atomicAcrossKeys(), "all or nothing per group of keys only");
     Policy p = policy(algorithm, 4, Duration.ofSeconds(2)).withName("p");
     Policy q = policy(Algorithm.GCRA, 3, Duration.ofSeconds(1)).withName("q");
-    List<KeyedPolicy> across = List.of(KeyedPolicy.of(key("x"), p), KeyedPolicy.of(key("y"), q));
+    List<String> together = checkedTogether(List.of(key("x"), key("y")));
+    List<KeyedPolicy> across = List.of(KeyedPolicy.of(together.get(0), p), KeyedPolicy.of(together.get(1), q));
     SplittableRandom random = new SplittableRandom(11);
     int denials = 0;
     for (int i = 0; i < 60; i++) {
