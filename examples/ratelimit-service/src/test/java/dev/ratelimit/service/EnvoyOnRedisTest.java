@@ -20,7 +20,8 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * Two service instances on one Redis that this test starts (and stops), each serving Envoy's
- * protocol over real gRPC: one limit shared exactly, and the failure modes when Redis is gone.
+ * protocol over real gRPC: one limit shared exactly, a request's descriptors all or nothing, and
+ * the failure modes when Redis is gone.
  */
 class EnvoyOnRedisTest {
 
@@ -67,6 +68,27 @@ class EnvoyOnRedisTest {
       }
       assertThat(first.check("exact", d("client", client)).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
       assertThat(second.check("exact", d("client", client)).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+
+      // two descriptors, all or nothing across both instances: 10 pass (gold's limit), and the 20
+      // refused charge nothing on the client's own limit of 100
+      String gold = "g-" + System.nanoTime();
+      callers = Executors.newFixedThreadPool(8);
+      try {
+        List<Future<RateLimitResponse>> answers = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+          RlsClient rls = i % 2 == 0 ? first : second;
+          answers.add(callers.submit(() -> rls.check("exact", d("client", gold), d("tier", "gold", "client", gold))));
+        }
+        int ok = 0;
+        for (Future<RateLimitResponse> answer : answers) {
+          ok += answer.get().getOverallCode() == Code.OK ? 1 : 0;
+        }
+        assertThat(ok).isEqualTo(10);
+      } finally {
+        callers.shutdownNow();
+      }
+      assertThat(second.check("exact", d("client", gold)).getStatuses(0).getLimitRemaining())
+          .as("only the 10 admitted requests and this one were counted").isEqualTo(100 - 11);
 
       redis.stop();
       String fresh = "c-" + System.nanoTime();

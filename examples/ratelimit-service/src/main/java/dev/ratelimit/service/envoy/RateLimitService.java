@@ -2,6 +2,8 @@ package dev.ratelimit.service.envoy;
 
 import com.google.protobuf.Duration;
 import dev.ratelimit.Decision;
+import dev.ratelimit.KeyedPolicy;
+import dev.ratelimit.MultiDecision;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.servlet.HeaderOptions;
 import dev.ratelimit.servlet.RateLimitResponses;
@@ -26,10 +28,11 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit}: each descriptor of the
  * request finds its rule in the {@link EnvoyConfig}, and is checked against the rule's policy under
- * its own key (the domain and the descriptor's entries); the answer is {@code OVER_LIMIT} when any
- * enforced descriptor is over its limit. Checks go through the limiter's non-blocking path, so no
- * gRPC thread waits for Redis; the limiter's timeout and failure mode apply to each (FAIL_OPEN
- * answers OK, FAIL_CLOSED OVER_LIMIT).
+ * its own key (the domain and the descriptor's entries); the request's enforced descriptors are
+ * checked together, all or nothing, in one backend round trip ({@link #decide}), and the answer is
+ * {@code OVER_LIMIT} when any of them is over its limit, with nothing counted for the others.
+ * Checks go through the limiter's non-blocking path, so no gRPC thread waits for Redis; the
+ * limiter's timeout and failure mode apply (FAIL_OPEN answers OK, FAIL_CLOSED OVER_LIMIT).
  *
  * <p>Defined answers for bad input (see docs/envoy.md): an empty domain or descriptor list is
  * {@code INVALID_ARGUMENT}, as the reference service refuses both; an unknown domain, or a
@@ -88,9 +91,49 @@ final class RateLimitService extends RateLimitServiceGrpc.RateLimitServiceImplBa
     });
   }
 
-  /** One descriptor's part of the answer: its rule and check, if any. */
-  private record Part(EnvoyConfig.Match match, CompletionStage<Decision> decision) {}
+  /**
+   * One descriptor's part of the answer: its rule, and its decision once known. The decision
+   * completes with null when the descriptor was not checked: no rule, an unlimited one, one that
+   * never passes ({@code refused}: 0 requests per unit, a cost above the capacity), or an enforced
+   * one left unchecked because another descriptor of the request was refused.
+   */
+  private record Part(EnvoyConfig.Match match, CompletableFuture<Decision> decision, boolean refused) {}
 
+  /** Enforced descriptors checked together: one cost, each (key, rule) once. */
+  private record Round(long cost, List<KeyedPolicy> pairs, List<CompletableFuture<Decision>> decisions) {
+    Round(long cost) {
+      this(cost, new ArrayList<>(), new ArrayList<>());
+    }
+
+    boolean takes(long cost, KeyedPolicy pair) {
+      if (cost != this.cost) {
+        return false;
+      }
+      for (KeyedPolicy p : pairs) {
+        if (p.key().equals(pair.key()) && p.policy().name().equals(pair.policy().name())) {
+          return false; // the same descriptor twice: counted twice, as the reference does, in a later round
+        }
+      }
+      return true;
+    }
+
+    void complete(MultiDecision decision) {
+      for (int i = 0; i < decisions.size(); i++) {
+        decisions.get(i).complete(decision.decisions().get(i));
+      }
+    }
+
+    void skip() {
+      decisions.forEach(d -> d.complete(null));
+    }
+  }
+
+  /**
+   * Checks the request's enforced descriptors all or nothing: one {@code checkAll} across their
+   * keys (one backend round trip) when they share a cost, as they do unless a descriptor has a
+   * {@code hits_addend} of its own; a descriptor that can never pass leaves the others unchecked.
+   * Shadow-mode rules are checked on their own, counted, never refusing; a cost of 0 peeks.
+   */
   private CompletionStage<RateLimitResponse> decide(RateLimitRequest request) {
     int n = request.getDescriptorsCount();
     List<EnvoyConfig.Match> matches = new ArrayList<>(n);
@@ -103,28 +146,62 @@ final class RateLimitService extends RateLimitServiceGrpc.RateLimitServiceImplBa
       }
     }
     List<Part> parts = new ArrayList<>(n);
-    List<CompletableFuture<Decision>> pending = new ArrayList<>(n);
+    List<Round> rounds = new ArrayList<>();
+    List<CompletableFuture<Decision>> others = new ArrayList<>(); // shadow rules and peeks
+    boolean neverPasses = false;
     for (int i = 0; i < n; i++) {
       EnvoyConfig.Match match = matches.get(i);
       if (match != null && !match.rule().unlimited() && replaced.contains(match.rule().name())) {
         match = null; // another matching rule replaces this one: it is not evaluated (an unlimited one stays)
       }
       long cost = cost(request, request.getDescriptors(i));
-      CompletionStage<Decision> decision = null;
-      if (match != null && match.rule().policy() != null && cost <= match.rule().policy().capacity()) {
-        decision = check(match, cost);
-        pending.add(decision.toCompletableFuture());
+      Rule rule = match == null ? null : match.rule();
+      if (rule == null || rule.unlimited()) {
+        parts.add(new Part(match, CompletableFuture.completedFuture(null), false));
+      } else if (rule.policy() == null || cost > rule.policy().capacity()) {
+        parts.add(new Part(match, CompletableFuture.completedFuture(null), true));
+        neverPasses |= !rule.shadow();
+      } else if (rule.shadow() || cost == 0) {
+        CompletableFuture<Decision> decision = alone(match, cost).toCompletableFuture();
+        others.add(decision);
+        parts.add(new Part(match, decision, false));
+      } else {
+        CompletableFuture<Decision> decision = new CompletableFuture<>();
+        KeyedPolicy pair = KeyedPolicy.of(match.key(), rule.policy());
+        Round round = rounds.stream().filter(r -> r.takes(cost, pair)).findFirst().orElseGet(() -> {
+          Round fresh = new Round(cost);
+          rounds.add(fresh);
+          return fresh;
+        });
+        round.pairs().add(pair);
+        round.decisions().add(decision);
+        parts.add(new Part(match, decision, false));
       }
-      parts.add(new Part(match, decision));
     }
-    return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).thenApply(done -> answer(parts));
+    // rounds one after another, stopping at the first refusal: later ones consume nothing
+    CompletableFuture<Boolean> passing = CompletableFuture.completedFuture(!neverPasses);
+    for (Round round : rounds) {
+      passing = passing.thenCompose(allowed -> {
+        if (!allowed) {
+          round.skip();
+          return CompletableFuture.completedFuture(false);
+        }
+        return limiter.checkAllAsync(round.pairs(), round.cost()).thenApply(decision -> {
+          round.complete(decision);
+          return decision.allowed();
+        });
+      });
+    }
+    return passing.thenCompose(done -> CompletableFuture.allOf(others.toArray(CompletableFuture[]::new)))
+        .thenApply(done -> answer(parts));
   }
 
   /**
-   * The check of one descriptor. A cost of 0 (a descriptor's {@code hits_addend: 0}, which the
-   * reference service reads as "check without counting") peeks: nothing is consumed.
+   * A descriptor checked on its own: a shadow-mode rule (counted, never refusing), or a cost of 0 (a
+   * descriptor's {@code hits_addend: 0}, which the reference service reads as "check without
+   * counting"), which peeks: nothing is consumed.
    */
-  private CompletionStage<Decision> check(EnvoyConfig.Match match, long cost) {
+  private CompletionStage<Decision> alone(EnvoyConfig.Match match, long cost) {
     if (cost == 0) {
       return CompletableFuture.completedFuture(
           limiter.peekAll(match.key(), List.of(match.rule().policy()), 1).decisions().get(0));
@@ -159,10 +236,10 @@ final class RateLimitService extends RateLimitServiceGrpc.RateLimitServiceImplBa
         } else {
           status.setCurrentLimit(rule.currentLimit());
           boolean passes;
-          if (part.decision() == null) { // 0 requests per unit, or a cost above the capacity: never passes
-            passes = false;
+          Decision decision = part.decision().join();
+          if (decision == null) { // never passes (refused), or left unchecked after another's refusal
+            passes = !part.refused();
           } else {
-            Decision decision = part.decision().toCompletableFuture().join();
             passes = decision.allowed();
             if (!decision.isDegraded()) {
               status.setLimitRemaining((int) Math.min(Math.max(0, decision.remaining()), 0xFFFF_FFFFL));

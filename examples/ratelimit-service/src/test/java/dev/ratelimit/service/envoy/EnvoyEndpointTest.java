@@ -120,15 +120,52 @@ class EnvoyEndpointTest {
   }
 
   @Test
-  void eachDescriptorIsCheckedOnItsOwnKeySoARefusedRequestStillChargesThoseThatPassed() {
-    // as the reference service does (docs/envoy.md says why it is not all or nothing yet)
+  void aRequestRefusedByOneDescriptorChargesNone() {
+    // all or nothing across descriptors, on purpose unlike the reference service (docs/envoy.md)
     String number = unique("208");
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 5; i++) {
       rls.check("messaging", d("message_type", "marketing", "to_number", number), d("to_number", number));
     }
+    RateLimitResponse refused = rls.check("messaging",
+        d("message_type", "marketing", "to_number", number), d("to_number", number));
+    assertThat(refused.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(refused.getStatuses(1).getCode()).as("this one would pass").isEqualTo(Code.OK);
+    assertThat(refused.getStatuses(1).getLimitRemaining()).as("and was not charged").isEqualTo(95);
     RateLimitResponse alone = rls.check("messaging", d("to_number", number));
-    assertThat(alone.getStatuses(0).getLimitRemaining()).as("the sixth, refused, request was charged here")
-        .isEqualTo(100 - 7);
+    assertThat(alone.getStatuses(0).getLimitRemaining()).as("the refused request charged nothing here")
+        .isEqualTo(100 - 6);
+  }
+
+  @Test
+  void aDescriptorThatCanNeverPassLeavesTheOthersUncharged() {
+    // a descriptor's own hits_addend above its rule's capacity (5 a day): refused, the other not checked
+    String number = unique("209");
+    RateLimitRequest tooMuch = RateLimitRequest.newBuilder().setDomain("messaging")
+        .addDescriptors(d("message_type", "marketing", "to_number", number).toBuilder().setHitsAddend(UInt64Value.of(6)))
+        .addDescriptors(d("to_number", number)).build();
+    RateLimitResponse refused = rls.check(tooMuch);
+    assertThat(refused.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(refused.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(refused.getStatuses(1).getCode()).isEqualTo(Code.OK);
+    assertThat(rls.check("messaging", d("to_number", number)).getStatuses(0).getLimitRemaining())
+        .as("the refused request charged nothing").isEqualTo(99);
+  }
+
+  @Test
+  void descriptorsWithCostsOfTheirOwnAndTheSameDescriptorTwiceAreAllCounted() {
+    String number = unique("210");
+    // the same descriptor twice counts twice, as the reference counts it
+    RateLimitResponse twice = rls.check("messaging", d("to_number", number), d("to_number", number));
+    assertThat(twice.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(twice.getStatuses(1).getLimitRemaining()).isEqualTo(98);
+    // different costs: checked cost by cost, each all or nothing, stopping at the first refusal
+    RateLimitRequest mixed = RateLimitRequest.newBuilder().setDomain("messaging")
+        .addDescriptors(d("message_type", "marketing", "to_number", number).toBuilder().setHitsAddend(UInt64Value.of(2)))
+        .addDescriptors(d("to_number", number).toBuilder().setHitsAddend(UInt64Value.of(3))).build();
+    RateLimitResponse ok = rls.check(mixed);
+    assertThat(ok.getOverallCode()).isEqualTo(Code.OK);
+    assertThat(ok.getStatuses(0).getLimitRemaining()).isEqualTo(3);
+    assertThat(ok.getStatuses(1).getLimitRemaining()).isEqualTo(95);
   }
 
   @Test
