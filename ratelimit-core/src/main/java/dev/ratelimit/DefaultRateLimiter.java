@@ -416,19 +416,33 @@ final class DefaultRateLimiter implements RateLimiter {
   /** {@link #backendAll} without waiting: the stage completes when the backend answers or the deadline passes. */
   private CompletableFuture<Judged> backendAllAsync(String key, List<Policy> policies, long cost, long now, long start,
       long deadline) {
-    CompletableFuture<MultiDecision> m = nearCache != null
-        ? callAsync(() -> {
-          long resets = nearCache.resets(key);
-          return future(backend.evaluateAllAsync(key, policies, cost, now)).thenApply(e -> {
-            nearCache.rememberAll(key, policies, cost, now, e, resets);
-            return e.decision();
-          });
-        }, start, deadline)
-        : asyncCheckAll
-        ? callAsync(() -> backend.checkAllAsync(key, policies, cost, now), start, deadline)
-        : callAsync(() -> CompletableFuture.completedFuture(backend.checkAll(key, policies, cost, now)), start, deadline);
-    return m.thenApply(d -> d != null && d.decisions().size() == policies.size() ? Judged.of(d, Source.BACKEND)
-        : failedAll(key, policies, cost, now));
+    return callAsync(backendAllCall(key, policies, cost, now), start, deadline)
+        .thenApply(m -> judgedAll(m, key, policies, cost, now));
+  }
+
+  /**
+   * The backend's all-or-nothing call for one key: through the near-cache (which learns from a
+   * denial), else the backend's own async call, else its blocking one.
+   */
+  private Supplier<CompletionStage<MultiDecision>> backendAllCall(String key, List<Policy> policies, long cost,
+      long now) {
+    if (nearCache != null) {
+      return () -> {
+        long resets = nearCache.resets(key);
+        return future(backend.evaluateAllAsync(key, policies, cost, now)).thenApply(e -> {
+          nearCache.rememberAll(key, policies, cost, now, e, resets);
+          return e.decision();
+        });
+      };
+    }
+    return asyncCheckAll ? () -> backend.checkAllAsync(key, policies, cost, now)
+        : () -> CompletableFuture.completedFuture(backend.checkAll(key, policies, cost, now));
+  }
+
+  /** The backend's answer, or the failure mode's when there is none (the call failed, or was skipped). */
+  private Judged judgedAll(MultiDecision m, String key, List<Policy> policies, long cost, long now) {
+    return m != null && m.decisions().size() == policies.size() ? Judged.of(m, Source.BACKEND)
+        : failedAll(key, policies, cost, now);
   }
 
   /**
@@ -640,21 +654,7 @@ final class DefaultRateLimiter implements RateLimiter {
 
   /** The backend's all-or-nothing answer, or the failure mode's when it fails. */
   private Judged backendAll(String key, List<Policy> policies, long cost, long now, long start, long deadline) {
-    MultiDecision m = nearCache != null
-        ? call(() -> {
-          long resets = nearCache.resets(key);
-          return future(backend.evaluateAllAsync(key, policies, cost, now)).thenApply(e -> {
-            nearCache.rememberAll(key, policies, cost, now, e, resets);
-            return e.decision();
-          });
-        }, start, deadline)
-        : asyncCheckAll
-        ? call(() -> backend.checkAllAsync(key, policies, cost, now), start, deadline)
-        : call(() -> CompletableFuture.completedFuture(backend.checkAll(key, policies, cost, now)), start, deadline);
-    if (m != null && m.decisions().size() == policies.size()) {
-      return Judged.of(m, Source.BACKEND);
-    }
-    return failedAll(key, policies, cost, now);
+    return judgedAll(call(backendAllCall(key, policies, cost, now), start, deadline), key, policies, cost, now);
   }
 
   private Judged failedAll(String key, List<Policy> policies, long cost, long now) {
