@@ -12,9 +12,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Locale;
@@ -89,8 +86,8 @@ class EnvoyLoadTest {
     }
     long[] all = Arrays.stream(latencies).flatMapToLong(Arrays::stream).sorted().toArray();
     report(String.format(Locale.ROOT, "| redis | %d | %d | %d | %,d | %,.0f | %.2f | %.2f | %.2f | %,d |",
-        STREAMS, KEYS, seconds, all.length, all.length / elapsed, percentile(all, 0.50), percentile(all, 0.99),
-        percentile(all, 0.999), errors.get()));
+        STREAMS, KEYS, seconds, all.length, all.length / elapsed, LoadReport.percentileMillis(all, 0.50), LoadReport.percentileMillis(all, 0.99),
+        LoadReport.percentileMillis(all, 0.999), errors.get()));
     assertThat(errors.get()).as("failed calls").isZero();
     for (int key = 0; key < KEYS; key++) {
       assertThat(admitted.get(key)).as("admitted for key %d of %d sent", key, sent.get(key))
@@ -174,20 +171,9 @@ class EnvoyLoadTest {
     }
   }
 
-  private static double percentile(long[] sorted, double p) {
-    if (sorted.length == 0) {
-      return Double.NaN;
-    }
-    int index = (int) Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1);
-    return sorted[Math.max(0, index)] / 1_000.0 / 1_000.0;
-  }
-
-  private static synchronized void report(String row) throws IOException {
-    Path file = Path.of("target/load-report.md");
-    String header = "| backend | streams | keys | seconds | requests | requests/s | p50 ms | p99 ms | p99.9 ms | errors |\n"
-        + "|---|---|---|---|---|---|---|---|---|---|\n";
-    Files.writeString(file, "\nShouldRateLimit (gRPC)\n\n" + header + row + "\n", StandardOpenOption.CREATE,
-        StandardOpenOption.APPEND);
-    System.out.println("LOAD " + row);
+  private static void report(String row) throws IOException {
+    LoadReport.append("ShouldRateLimit (gRPC)",
+        "| backend | streams | keys | seconds | requests | requests/s | p50 ms | p99 ms | p99.9 ms | errors |\n"
+        + "|---|---|---|---|---|---|---|---|---|---|\n", row);
   }
 }

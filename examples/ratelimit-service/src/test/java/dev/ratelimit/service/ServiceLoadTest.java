@@ -5,9 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.tck.redis.RedisServer;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -132,8 +129,8 @@ class ServiceLoadTest {
 
       long[] all = Arrays.stream(latencies).flatMapToLong(Arrays::stream).sorted().toArray();
       String row = String.format(Locale.ROOT, "| %s | %d | %d | %,d | %,.0f | %.2f | %.2f | %.2f | %,d |",
-          backend, CLIENTS, SECONDS, all.length, all.length / elapsed, percentile(all, 0.50), percentile(all, 0.99),
-          percentile(all, 0.999), Arrays.stream(errors).sum());
+          backend, CLIENTS, SECONDS, all.length, all.length / elapsed, LoadReport.percentileMillis(all, 0.50), LoadReport.percentileMillis(all, 0.99),
+          LoadReport.percentileMillis(all, 0.999), Arrays.stream(errors).sum());
       report(row);
 
       assertThat(Arrays.stream(errors).sum()).as("failed requests").isZero();
@@ -176,21 +173,9 @@ class ServiceLoadTest {
     }
   }
 
-  private static double percentile(long[] sorted, double p) {
-    if (sorted.length == 0) {
-      return Double.NaN;
-    }
-    int index = (int) Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1);
-    return sorted[Math.max(0, index)] / 1_000.0 / 1_000.0;
-  }
-
-  private static synchronized void report(String row) throws IOException {
-    Path file = Path.of("target/load-report.md");
-    if (!Files.exists(file)) {
-      Files.writeString(file, "| backend | clients | seconds | requests | requests/s | p50 ms | p99 ms | p99.9 ms | errors |\n"
-          + "|---|---|---|---|---|---|---|---|---|\n");
-    }
-    Files.writeString(file, row + "\n", StandardOpenOption.APPEND);
-    System.out.println("LOAD " + row);
+  private static void report(String row) throws IOException {
+    LoadReport.append("POST /v1/check (HTTP)",
+        "| backend | clients | seconds | requests | requests/s | p50 ms | p99 ms | p99.9 ms | errors |\n"
+        + "|---|---|---|---|---|---|---|---|---|\n", row);
   }
 }
