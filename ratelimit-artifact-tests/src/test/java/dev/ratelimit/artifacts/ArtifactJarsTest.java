@@ -31,6 +31,7 @@ class ArtifactJarsTest {
       "ratelimit-redis", "dev.ratelimit.redis",
       "ratelimit-expressions", "dev.ratelimit.expressions",
       "ratelimit-servlet", "dev.ratelimit.servlet",
+      "ratelimit-webflux", "dev.ratelimit.webflux",
       "ratelimit-annotations", "dev.ratelimit.annotations",
       "ratelimit-spring-boot-starter", "dev.ratelimit.spring",
       "ratelimit-tck", "dev.ratelimit.tck");

@@ -3,7 +3,6 @@ package dev.ratelimit.servlet;
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.RateLimiter;
-import dev.ratelimit.Require;
 import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.internal.http.CompiledRule;
 import dev.ratelimit.internal.expression.Pipeline;
@@ -15,12 +14,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.http.server.PathContainer;
@@ -98,24 +93,9 @@ final class FilterEngine {
    *     {@code matchAll} two rules share a policy name
    */
   static void validate(List<RateLimitRule> rules, boolean matchAll) {
-    Require.argument(rules != null && !rules.isEmpty(), "a RateLimitFilter needs at least one rule");
-    Set<String> names = new HashSet<>();
-    Map<String, String> policyOwners = new HashMap<>();
-    for (RateLimitRule rule : rules) {
-      Objects.requireNonNull(rule, "rule");
-      Require.argument(names.add(rule.name()),
-          "rule name '%s' appears twice; rules need distinct names, which namespace their keys", rule.name());
-      if (matchAll) {
-        for (var policy : rule.policies()) {
-          String owner = policyOwners.putIfAbsent(policy.name(), rule.name());
-          Require.argument(owner == null,
-              "policy name '%s' is used by rules '%s' and '%s'; with matchAll, policy names must be "
-                  + "distinct across rules so that limit headers name each policy once",
-              policy.name(), owner, rule.name());
-        }
-      }
-    }
+    CompiledRule.validate(rules, matchAll);
   }
+
 
   private static List<CompiledRule> compile(List<RateLimitRule> rules, Pipeline pipeline) {
     List<CompiledRule> compiled = new ArrayList<>(rules.size());

@@ -3,10 +3,14 @@ package dev.ratelimit.internal.http;
 import dev.ratelimit.internal.expression.Pipeline;
 import dev.ratelimit.internal.expression.Variables;
 import dev.ratelimit.servlet.RateLimitRule;
+import dev.ratelimit.Require;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import org.springframework.http.server.PathContainer;
 import org.springframework.web.util.pattern.PathPattern;
@@ -59,6 +63,31 @@ public final class CompiledRule {
     return PathContainer.parsePath(sb == null ? decodedPath : sb.toString());
   }
 
+  /**
+   * Checks that a rule set can make a filter.
+   *
+   * @throws IllegalArgumentException when there is no rule, two rules share a name, or with
+   *     {@code matchAll} two rules share a policy name
+   */
+  public static void validate(List<RateLimitRule> rules, boolean matchAll) {
+    Require.argument(rules != null && !rules.isEmpty(), "a RateLimitFilter needs at least one rule");
+    Set<String> names = new HashSet<>();
+    Map<String, String> policyOwners = new HashMap<>();
+    for (RateLimitRule rule : rules) {
+      Objects.requireNonNull(rule, "rule");
+      Require.argument(names.add(rule.name()),
+          "rule name '%s' appears twice; rules need distinct names, which namespace their keys", rule.name());
+      if (matchAll) {
+        for (var policy : rule.policies()) {
+          String owner = policyOwners.putIfAbsent(policy.name(), rule.name());
+          Require.argument(owner == null,
+              "policy name '%s' is used by rules '%s' and '%s'; with matchAll, policy names must be "
+                  + "distinct across rules so that limit headers name each policy once",
+              policy.name(), owner, rule.name());
+        }
+      }
+    }
+  }
   public final RateLimitRule rule;
   public final List<PathPattern> patterns;
   public final Set<String> methods;
