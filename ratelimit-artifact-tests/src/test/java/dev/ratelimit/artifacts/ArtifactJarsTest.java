@@ -34,6 +34,7 @@ class ArtifactJarsTest {
       "ratelimit-webflux", "dev.ratelimit.webflux",
       "ratelimit-annotations", "dev.ratelimit.annotations",
       "ratelimit-spring-boot-starter", "dev.ratelimit.spring",
+      "ratelimit-spring-cloud-gateway", "dev.ratelimit.gateway",
       "ratelimit-tck", "dev.ratelimit.tck");
 
   private static List<Path> classPath() {
