@@ -68,43 +68,55 @@ final class ReactiveCalls {
 
   /**
    * The decision for one subscription: allowed (after a leaky bucket's delay), or denied once WAIT
-   * has no time left; a missing key is an error signal.
+   * has no time left; a missing key is an error signal. Keys and cost are evaluated once.
    */
   private Mono<MultiDecision> admit(MethodInvocation call, RateLimitedMethod limited, long deadline) {
     RateLimitAspect.Checks checks = aspect.evaluate(limited, aspect.variables(limited, call.getArguments()));
-    return check(new ArrayList<>(checks.before.entrySet()), 0, new ArrayList<>(), checks.cost)
-        .flatMap(decision -> {
-          if (decision.allowed()) {
-            long delay = RateLimitAspect.maxDelayMicros(decision);
-            return delay > 0 ? Mono.delay(Duration.ofNanos(delay * 1_000)).thenReturn(decision) : Mono.just(decision);
-          }
-          Duration retry = decision.limiting().retryAfter();
-          if (limited.mode() == RateLimited.Mode.WAIT && System.nanoTime() + retry.toNanos() <= deadline) {
-            // keys admitted before the denial stay charged; a new subscription-time check follows the wait
-            return Mono.delay(retry.isZero() ? Duration.ofNanos(1) : retry).then(Mono.defer(() -> admit(call, limited, deadline)));
-          }
-          if (denials != null) {
-            denials.denied(limited.describe(), decision.limiting(), checks.keyOf(decision.limiting().policy()));
-          }
-          return Mono.just(decision);
-        });
+    return attempt(limited, checks, new ArrayList<>(checks.before.entrySet()), new ArrayList<>(), deadline);
   }
 
-  /** Checks the keys from {@code at} in order, one checkAllAsync each, up to the first denial. */
-  private Mono<MultiDecision> check(List<Map.Entry<String, List<Policy>>> keys, int at, List<Decision> admitted,
+  /** One try: the keys still pending, in order; WAIT tries again after the denial's retryAfter. */
+  private Mono<MultiDecision> attempt(RateLimitedMethod limited, RateLimitAspect.Checks checks,
+      List<Map.Entry<String, List<Policy>>> pending, List<Decision> admitted, long deadline) {
+    return check(pending, admitted, checks.cost).flatMap(decision -> {
+      if (decision.allowed()) {
+        long delay = RateLimitAspect.maxDelayMicros(decision);
+        return delay > 0 ? Mono.delay(Duration.ofNanos(delay * 1_000)).thenReturn(decision) : Mono.just(decision);
+      }
+      Duration retry = decision.limiting().retryAfter();
+      if (limited.mode() == RateLimited.Mode.WAIT && System.nanoTime() + retry.toNanos() <= deadline) {
+        // on Reactor's timer, no thread sleeping; keys admitted before stay admitted, not charged twice
+        return Mono.delay(retry.isZero() ? Duration.ofNanos(1) : retry)
+            .then(Mono.defer(() -> attempt(limited, checks, pending, admitted, deadline)));
+      }
+      if (denials != null) {
+        denials.denied(limited.describe(), decision.limiting(), checks.keyOf(decision.limiting().policy()));
+      }
+      return Mono.just(decision);
+    });
+  }
+
+  /**
+   * Checks the {@code pending} keys in order, one checkAllAsync each, up to the first denial: a key
+   * that passes leaves {@code pending} and its decisions join {@code admitted} (one subscription's
+   * state, used by one attempt at a time).
+   */
+  private Mono<MultiDecision> check(List<Map.Entry<String, List<Policy>>> pending, List<Decision> admitted,
       long cost) {
-    if (at == keys.size()) {
+    if (pending.isEmpty()) {
       return Mono.just(new MultiDecision(true, List.copyOf(admitted)));
     }
-    Map.Entry<String, List<Policy>> entry = keys.get(at);
+    Map.Entry<String, List<Policy>> entry = pending.get(0);
     return Mono.fromCompletionStage(() -> limiter.checkAllAsync(entry.getKey(), entry.getValue(), cost))
         .flatMap(part -> {
-          List<Decision> decisions = new ArrayList<>(admitted);
-          decisions.addAll(part.decisions());
           if (!part.allowed()) {
+            List<Decision> decisions = new ArrayList<>(admitted);
+            decisions.addAll(part.decisions());
             return Mono.just(new MultiDecision(false, decisions));
           }
-          return check(keys, at + 1, decisions, cost);
+          admitted.addAll(part.decisions());
+          pending.remove(0);
+          return check(pending, admitted, cost);
         });
   }
 

@@ -45,6 +45,14 @@ public class ReactiveApp {
       return CompletableFuture.completedFuture("done");
     }
 
+    @RateLimited(key = "'wide:' + #name", limit = 5, window = "1h", name = "wide", mode = RateLimited.Mode.WAIT,
+        maxWait = "5s")
+    @RateLimited(key = "'narrow:' + #name", limit = 1, window = "300ms", name = "narrow",
+        mode = RateLimited.Mode.WAIT, maxWait = "5s")
+    public Mono<String> twoKeys(String name) {
+      return Mono.just("both " + name);
+    }
+
     @RateLimited(key = "#name", limit = 1, window = "300ms", name = "patient", mode = RateLimited.Mode.WAIT,
         maxWait = "5s")
     public Mono<String> patient(String name) {

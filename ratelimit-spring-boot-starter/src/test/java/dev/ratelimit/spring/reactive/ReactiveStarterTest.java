@@ -123,4 +123,15 @@ class ReactiveStarterTest {
     RateLimiter limiter = context.getBean(RateLimiter.class);
     assertThat(limiter.inspect("erin", Policy.parse("1/300ms").withName("patient")).remaining()).isZero();
   }
+
+  @Test
+  void aWaitingSubscriptionChecksAgainOnlyTheKeysThatDenied() {
+    ReactiveApp.Greetings greetings = context.getBean(ReactiveApp.Greetings.class);
+    List<String> served = Flux.range(0, 2).concatMap(i -> greetings.twoKeys("fay")).collectList()
+        .block(Duration.ofSeconds(10));
+    assertThat(served).containsExactly("both fay", "both fay");
+    RateLimiter limiter = context.getBean(RateLimiter.class);
+    assertThat(limiter.inspect("wide:fay", Policy.parse("5/1h").withName("wide")).remaining())
+        .as("the wide key was charged once per subscription, not again while the narrow one waited").isEqualTo(3);
+  }
 }
