@@ -6,7 +6,11 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.annotation.Bean;
 import org.springframework.stereotype.Service;
+import org.springframework.web.cors.CorsConfiguration;
+import org.springframework.web.cors.reactive.CorsConfigurationSource;
+import org.springframework.web.cors.reactive.UrlBasedCorsConfigurationSource;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
@@ -17,6 +21,17 @@ import reactor.core.publisher.Mono;
 @SpringBootConfiguration
 @EnableAutoConfiguration
 public class ReactiveApp {
+  /** The application's CORS configuration, which a 429 of the reactive filter carries too. */
+  @Bean
+  CorsConfigurationSource corsConfigurationSource() {
+    CorsConfiguration cors = new CorsConfiguration();
+    cors.addAllowedOrigin("https://app.example");
+    cors.addExposedHeader("Retry-After");
+    UrlBasedCorsConfigurationSource source = new UrlBasedCorsConfigurationSource();
+    source.registerCorsConfiguration("/**", cors);
+    return source;
+  }
+
   /** Reactive methods limited per subscription. */
   @Service
   public static class Greetings {
@@ -72,6 +87,11 @@ public class ReactiveApp {
 
     @GetMapping("/api/hello")
     public Mono<String> hello() {
+      return Mono.just("hi");
+    }
+
+    @GetMapping("/cors/hello")
+    public Mono<String> cors() {
       return Mono.just("hi");
     }
 

@@ -39,7 +39,9 @@ class ReactiveStarterTest {
         .properties("server.port=0", "server.address=127.0.0.1",
             "ratelimit.policies.api.limit=2", "ratelimit.policies.api.window=1m",
             "ratelimit.filter.rules[0].name=api", "ratelimit.filter.rules[0].paths=/api/**",
-            "ratelimit.filter.rules[0].policies=api")
+            "ratelimit.filter.rules[0].policies=api",
+            "ratelimit.filter.rules[1].name=cors", "ratelimit.filter.rules[1].paths=/cors/**",
+            "ratelimit.filter.rules[1].key=#headers['Origin']", "ratelimit.filter.rules[1].policies=api")
         .run();
     port = ((WebServerApplicationContext) context).getWebServer().getPort();
   }
@@ -49,9 +51,32 @@ class ReactiveStarterTest {
     context.close();
   }
 
-  private static HttpResponse<String> get(String path) throws Exception {
-    return CLIENT.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-        .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+  private static HttpResponse<String> get(String path, String... headers) throws Exception {
+    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+        .timeout(Duration.ofSeconds(10));
+    for (int i = 0; i < headers.length; i += 2) {
+      request.header(headers[i], headers[i + 1]);
+    }
+    return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void theFiltersDenialCarriesTheApplicationsCorsHeaders() throws Exception {
+    String app = "https://app.example";
+    assertThat(get("/cors/hello", "Origin", app).statusCode()).isEqualTo(200);
+    assertThat(get("/cors/hello", "Origin", app).statusCode()).isEqualTo(200);
+    HttpResponse<String> denied = get("/cors/hello", "Origin", app);
+    assertThat(denied.statusCode()).isEqualTo(429);
+    assertThat(denied.headers().firstValue("Access-Control-Allow-Origin")).hasValue(app);
+    assertThat(denied.headers().firstValue("Access-Control-Expose-Headers")).hasValueSatisfying(v ->
+        assertThat(v).contains("Retry-After"));
+
+    String other = "https://evil.example";
+    get("/cors/hello", "Origin", other);
+    get("/cors/hello", "Origin", other);
+    HttpResponse<String> refused = get("/cors/hello", "Origin", other);
+    assertThat(refused.statusCode()).as("an origin the configuration refuses: still the 429").isEqualTo(429);
+    assertThat(refused.headers().firstValue("Access-Control-Allow-Origin")).isEmpty();
   }
 
   @Test
