@@ -14,6 +14,7 @@ import dev.ratelimit.servlet.HeaderOptions;
 import dev.ratelimit.servlet.MissingKey;
 import dev.ratelimit.servlet.RateLimitRule;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.tck.docs.DocPage;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
@@ -59,6 +60,27 @@ class RateLimitWebFilterTest {
 
       clock.advance(Duration.ofSeconds(30));
       assertThat(app.get("/api/items/").statusCode()).as("a trailing slash is the same path").isEqualTo(200);
+    }
+  }
+
+  @Test
+  void thePagesExampleLimitsPerIp() throws Exception {
+    DocPage page = DocPage.read("docs/reactive.md");
+    page.assertRunBy(page.block("java", "RateLimitWebFilter.builder(limiter)"),
+        "src/test/java/dev/ratelimit/webflux/RateLimitWebFilterTest.java");
+    // --- as in the page
+    RateLimitWebFilter filter = RateLimitWebFilter.builder(limiter)
+        .rule(RateLimitRule.builder("api")
+            .path("/api/**")
+            .policy(Policy.parse("100/1m").withName("per-ip"))
+            .build())
+        .trustedProxies(List.of("10.0.0.0/8"))
+        .build();
+    // ---
+    try (NettyApp app = new NettyApp(filter)) {
+      HttpResponse<String> response = app.get("/api/x");
+      assertThat(response.statusCode()).isEqualTo(200);
+      assertThat(response.headers().firstValue("RateLimit-Policy")).hasValue("\"per-ip\";q=100;w=60");
     }
   }
 

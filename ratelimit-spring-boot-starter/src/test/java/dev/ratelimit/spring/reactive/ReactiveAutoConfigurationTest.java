@@ -3,6 +3,7 @@ package dev.ratelimit.spring.reactive;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.annotation.RateLimited;
+import dev.ratelimit.tck.docs.DocPage;
 import dev.ratelimit.spring.RateLimitAutoConfiguration;
 import dev.ratelimit.spring.RateLimitWebExceptionHandler;
 import dev.ratelimit.webflux.RateLimitWebFilter;
@@ -38,6 +39,19 @@ class ReactiveAutoConfigurationTest {
         .hasSingleBean(RateLimitWebExceptionHandler.class));
     reactive.withPropertyValues(RULE).withPropertyValues("ratelimit.filter.enabled=false", "ratelimit.filter.order=5")
         .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(RateLimitWebFilter.class));
+  }
+
+  @Test
+  void thePagesPropertiesMakeTheWebFilter() throws Exception {
+    java.util.Properties page = new java.util.Properties();
+    page.load(new java.io.StringReader(DocPage.read("docs/reactive.md").block("properties", "ratelimit.filter.rules[0]")));
+    reactive.withPropertyValues(page.stringPropertyNames().stream().map(n -> n + "=" + page.getProperty(n))
+        .toArray(String[]::new)).run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context.getBean(RateLimitWebFilter.class).ruleNames()).containsExactly("api");
+          assertThat(context.getBean(dev.ratelimit.spring.PolicyRegistry.class).get("api", "test").limit())
+              .isEqualTo(100);
+        });
   }
 
   @Test

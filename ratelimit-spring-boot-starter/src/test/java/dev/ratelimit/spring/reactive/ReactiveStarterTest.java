@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.annotation.RateLimitExceededException;
+import dev.ratelimit.tck.docs.DocPage;
 import dev.ratelimit.webflux.RateLimitWebFilter;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -93,6 +94,13 @@ class ReactiveStarterTest {
     assertThat(denied.headers().firstValue("Content-Type")).hasValue("application/problem+json");
     assertThat(denied.headers().firstValue("Retry-After")).isPresent();
     assertThat(denied.body()).contains("\"violated-policies\":[\"api\"]");
+  }
+
+  @Test
+  void thePagesExampleIsTheMethodThisTestCalls() {
+    DocPage page = DocPage.read("docs/reactive.md");
+    page.assertRunBy(page.block("java", "public Mono<String> greet(String name)"),
+        "src/test/java/dev/ratelimit/spring/reactive/ReactiveApp.java");
   }
 
   @Test
