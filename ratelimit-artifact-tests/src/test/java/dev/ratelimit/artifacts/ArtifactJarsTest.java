@@ -31,8 +31,10 @@ class ArtifactJarsTest {
       "ratelimit-redis", "dev.ratelimit.redis",
       "ratelimit-expressions", "dev.ratelimit.expressions",
       "ratelimit-servlet", "dev.ratelimit.servlet",
+      "ratelimit-webflux", "dev.ratelimit.webflux",
       "ratelimit-annotations", "dev.ratelimit.annotations",
       "ratelimit-spring-boot-starter", "dev.ratelimit.spring",
+      "ratelimit-spring-cloud-gateway", "dev.ratelimit.gateway",
       "ratelimit-tck", "dev.ratelimit.tck");
 
   private static List<Path> classPath() {

@@ -2,6 +2,7 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
+import dev.ratelimit.internal.http.LimitHeaders;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -128,19 +129,42 @@ public final class DeniedResponse {
     RateLimitResponses.writeDeniedHeaders(response, all, options);
     headers.forEach(response::setHeader);
     response.setStatus(status);
-    if (template == null) {
-      RateLimitResponses.writeBody(response, contentType == null ? RateLimitResponses.PROBLEM_JSON
-          : withCharset(contentType), RateLimitResponses.problemJson(all, null, status));
-    } else if (body.isEmpty()) {
+    Rendered rendered = rendered(all);
+    if (body != null && body.isEmpty()) {
       response.resetBuffer();
       if (contentType != null) {
         response.setContentType(contentType);
       }
       response.setContentLength(0);
     } else {
-      RateLimitResponses.writeBody(response, withCharset(contentType), render(all));
+      RateLimitResponses.writeBody(response, rendered.contentType(), rendered.body());
     }
   }
+
+  /**
+   * What this response sends for {@code decisions} (every decision it describes), for a front
+   * door that writes the response itself, such as the reactive filter: the content type (null for
+   * none, an empty body without one) and the body, the problem body or the template's, rendered.
+   */
+  public Rendered rendered(List<Decision> decisions) {
+    Objects.requireNonNull(decisions, "decisions");
+    if (template == null) {
+      return new Rendered(contentType == null ? LimitHeaders.PROBLEM_JSON : withCharset(contentType),
+          LimitHeaders.problemJson(decisions, null, status));
+    }
+    if (body.isEmpty()) {
+      return new Rendered(contentType, "");
+    }
+    return new Rendered(withCharset(contentType), render(decisions));
+  }
+
+  /**
+   * A rendered body and its content type.
+   *
+   * @param contentType the content type, null for none
+   * @param body the body, written as UTF-8
+   */
+  public record Rendered(String contentType, String body) {}
 
   /** The body of the template for {@code decisions}, each value escaped for the content type. */
   String render(List<Decision> decisions) {
@@ -152,8 +176,8 @@ public final class DeniedResponse {
         String value = switch (p.name()) {
           case "status" -> Integer.toString(status);
           case "policy" -> limiting.policy().name();
-          case "policies" -> String.join(", ", RateLimitResponses.violatedPolicies(decisions));
-          case "retry-after" -> Long.toString(RateLimitResponses.ceilSeconds(RateLimitResponses.retryAfterMicros(decisions)));
+          case "policies" -> String.join(", ", LimitHeaders.violatedPolicies(decisions));
+          case "retry-after" -> Long.toString(LimitHeaders.ceilSeconds(LimitHeaders.retryAfterMicros(decisions)));
           case "limit" -> Long.toString(limiting.limit());
           default -> throw new IllegalStateException(p.name()); // parse() admits no other
         };
@@ -226,7 +250,7 @@ public final class DeniedResponse {
     String apply(String value) {
       return switch (this) {
         case JSON -> {
-          String quoted = RateLimitResponses.jsonString(value);
+          String quoted = LimitHeaders.jsonString(value);
           yield quoted.substring(1, quoted.length() - 1);
         }
         case MARKUP -> value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -238,7 +262,7 @@ public final class DeniedResponse {
 
   /** Builds a {@link DeniedResponse}; each method refuses a bad value at once. Not thread-safe. */
   public static final class Builder {
-    private int status = RateLimitResponses.TOO_MANY_REQUESTS;
+    private int status = LimitHeaders.TOO_MANY_REQUESTS;
     private String contentType;
     private String body;
     private final Map<String, String> headers = new LinkedHashMap<>();

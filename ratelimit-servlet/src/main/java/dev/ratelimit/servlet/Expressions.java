@@ -37,7 +37,11 @@ final class Expressions {
       java.util.List.of("clientIp", "clientNetwork", "path", "method", "headers", "params", "pathVariables",
           "principal", "request")));
 
-  private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
+  /**
+   * The filter's logger, named without loading {@link RateLimitFilter}: rules are built without the
+   * servlet API too (the reactive filter's), and loading the filter class would need it.
+   */
+  private static final System.Logger LOG = System.getLogger("dev.ratelimit.servlet.RateLimitFilter");
   /** Only the request's own properties: no method calls, no beans. */
   static final Sandbox SANDBOX = Sandbox.builder().properties(RequestProperties.INSTANCE).build();
   /** {@link #NAMES}, and what parse time knows of their values. */

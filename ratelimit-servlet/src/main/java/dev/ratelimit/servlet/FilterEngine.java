@@ -3,8 +3,8 @@ package dev.ratelimit.servlet;
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.RateLimiter;
-import dev.ratelimit.Require;
 import dev.ratelimit.internal.LogThrottle;
+import dev.ratelimit.internal.http.CompiledRule;
 import dev.ratelimit.internal.expression.Pipeline;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -14,12 +14,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.http.server.PathContainer;
@@ -30,7 +26,7 @@ final class FilterEngine {
   private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
 
   private final RateLimiter limiter;
-  private final List<Matching.CompiledRule> rules;
+  private final List<CompiledRule> rules;
   private final boolean matchAll;
   private final ClientIp clientIp;
   private final HeaderOptions headers;
@@ -84,7 +80,7 @@ final class FilterEngine {
   /** The rules' names, in order. */
   List<String> ruleNames() {
     List<String> names = new ArrayList<>(rules.size());
-    for (Matching.CompiledRule rule : rules) {
+    for (CompiledRule rule : rules) {
       names.add(rule.rule.name());
     }
     return names;
@@ -97,29 +93,14 @@ final class FilterEngine {
    *     {@code matchAll} two rules share a policy name
    */
   static void validate(List<RateLimitRule> rules, boolean matchAll) {
-    Require.argument(rules != null && !rules.isEmpty(), "a RateLimitFilter needs at least one rule");
-    Set<String> names = new HashSet<>();
-    Map<String, String> policyOwners = new HashMap<>();
-    for (RateLimitRule rule : rules) {
-      Objects.requireNonNull(rule, "rule");
-      Require.argument(names.add(rule.name()),
-          "rule name '%s' appears twice; rules need distinct names, which namespace their keys", rule.name());
-      if (matchAll) {
-        for (var policy : rule.policies()) {
-          String owner = policyOwners.putIfAbsent(policy.name(), rule.name());
-          Require.argument(owner == null,
-              "policy name '%s' is used by rules '%s' and '%s'; with matchAll, policy names must be "
-                  + "distinct across rules so that limit headers name each policy once",
-              policy.name(), owner, rule.name());
-        }
-      }
-    }
+    CompiledRule.validate(rules, matchAll);
   }
 
-  private static List<Matching.CompiledRule> compile(List<RateLimitRule> rules, Pipeline pipeline) {
-    List<Matching.CompiledRule> compiled = new ArrayList<>(rules.size());
+
+  private static List<CompiledRule> compile(List<RateLimitRule> rules, Pipeline pipeline) {
+    List<CompiledRule> compiled = new ArrayList<>(rules.size());
     for (RateLimitRule rule : rules) {
-      compiled.add(new Matching.CompiledRule(rule, pipeline));
+      compiled.add(new CompiledRule(rule, pipeline, Expressions.VARIABLES, Expressions.COUNT_VARIABLES));
     }
     return List.copyOf(compiled);
   }
@@ -137,10 +118,10 @@ final class FilterEngine {
     PathContainer withoutSlash = path.length() > 1 && path.endsWith("/")
         ? Matching.container(path.substring(0, path.length() - 1)) : null;
 
-    List<Matching.CompiledRule> matched = new ArrayList<>(2);
+    List<CompiledRule> matched = new ArrayList<>(2);
     List<Map<String, String>> pathVariables = new ArrayList<>(2);
     Expressions.RequestValues values = null; // made when first needed: a condition, or a matched rule's key
-    for (Matching.CompiledRule rule : rules) {
+    for (CompiledRule rule : rules) {
       if (!rule.matchesMethod(method, preflight)) {
         continue;
       }
@@ -174,7 +155,7 @@ final class FilterEngine {
     String[] keys = new String[matched.size()];
     long[] costs = new long[matched.size()];
     for (int i = 0; i < matched.size(); i++) {
-      Matching.CompiledRule rule = matched.get(i);
+      CompiledRule rule = matched.get(i);
       EvaluationContext context = Expressions.context(values, pathVariables.get(i), rule.variables);
       keys[i] = rule.key.evaluate(context); // <rule>:<key>
       if (keys[i] == null) {
@@ -191,7 +172,7 @@ final class FilterEngine {
     boolean countAfter = false;
     RateLimitRule last = null;
     for (int i = 0; i < matched.size() && allowed; i++) {
-      Matching.CompiledRule rule = matched.get(i);
+      CompiledRule rule = matched.get(i);
       last = rule.rule;
       MultiDecision decision = rule.countWhen == null ? limiter.checkAll(keys[i], last.policies(), costs[i])
           : limiter.peekAll(keys[i], last.policies(), costs[i]);
@@ -238,12 +219,12 @@ final class FilterEngine {
    */
   private final class Charge {
     private final Expressions.RequestValues values;
-    private final List<Matching.CompiledRule> matched;
+    private final List<CompiledRule> matched;
     private final List<Map<String, String>> pathVariables;
     private final String[] keys;
     private final long[] costs;
 
-    Charge(Expressions.RequestValues values, List<Matching.CompiledRule> matched,
+    Charge(Expressions.RequestValues values, List<CompiledRule> matched,
         List<Map<String, String>> pathVariables, String[] keys, long[] costs) {
       this.values = values;
       this.matched = matched;
@@ -255,7 +236,7 @@ final class FilterEngine {
     void run(int status) {
       try {
         for (int i = 0; i < matched.size(); i++) {
-          Matching.CompiledRule rule = matched.get(i);
+          CompiledRule rule = matched.get(i);
           if (rule.countWhen == null) {
             continue;
           }
@@ -333,7 +314,7 @@ final class FilterEngine {
         + " server.forward-headers-strategy or the server's own settings trust" + log.note(suppressed));
   }
 
-  private void rejectMissingKey(HttpServletResponse response, Matching.CompiledRule rule) throws IOException {
+  private void rejectMissingKey(HttpServletResponse response, CompiledRule rule) throws IOException {
     if (response.isCommitted()) {
       return;
     }

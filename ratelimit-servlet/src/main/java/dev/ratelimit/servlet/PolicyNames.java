@@ -43,7 +43,7 @@ public final class PolicyNames {
   }
 
   /** {@code name} as an sf-string: quoted, {@code "} and {@code \} escaped; it must {@link #fitsHeader fit}. */
-  static String sfString(String name) {
+  public static String sfString(String name) {
     StringBuilder sb = new StringBuilder(name.length() + 2).append('"');
     for (int i = 0; i < name.length(); i++) {
       char c = name.charAt(i);

@@ -436,7 +436,7 @@ public final class RateLimitConfig {
       List<String> cidrs = new ArrayList<>();
       for (Map.Entry<String, String> proxy : proxies) {
         try {
-          InetLiterals.Cidr.parse(proxy.getValue());
+          new ClientIp(List.of(proxy.getValue()));
         } catch (IllegalArgumentException e) {
           throw fail(proxy.getKey(), e.getMessage());
         }

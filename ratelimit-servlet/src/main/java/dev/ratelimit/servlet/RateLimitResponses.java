@@ -2,6 +2,7 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
+import dev.ratelimit.internal.http.LimitHeaders;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -11,7 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 
@@ -52,15 +52,14 @@ import java.util.Objects;
  */
 public final class RateLimitResponses {
   /** The problem type of draft-ietf-httpapi-ratelimit-headers for a quota that is exhausted. */
-  static final String QUOTA_EXCEEDED = "https://iana.org/assignments/http-problem-types#quota-exceeded";
-  static final String QUOTA_EXCEEDED_TITLE = "Request cannot be satisfied as assigned quota has been exceeded";
-  static final String PROBLEM_JSON = "application/problem+json";
-  static final int TOO_MANY_REQUESTS = 429;
+  static final String QUOTA_EXCEEDED = LimitHeaders.QUOTA_EXCEEDED;
+  static final String QUOTA_EXCEEDED_TITLE = LimitHeaders.QUOTA_EXCEEDED_TITLE;
+  static final String PROBLEM_JSON = LimitHeaders.PROBLEM_JSON;
+  static final int TOO_MANY_REQUESTS = LimitHeaders.TOO_MANY_REQUESTS;
   /** The request attribute holding the decisions whose limit headers were written for it. */
   static final String DECISIONS = RateLimitResponses.class.getName() + ".decisions";
   /** Every limit header field this class writes, but {@code Retry-After}. */
-  private static final List<String> LIMIT_FIELDS = List.of("RateLimit-Policy", "RateLimit", "X-RateLimit-Limit",
-      "X-RateLimit-Remaining", "X-RateLimit-Reset");
+  private static final List<String> LIMIT_FIELDS = LimitHeaders.LIMIT_FIELDS;
 
   private RateLimitResponses() {}
 
@@ -126,57 +125,24 @@ public final class RateLimitResponses {
     return request.getAttribute(DECISIONS) instanceof List<?> list ? (List<Decision>) list : List.of();
   }
 
-  /**
-   * {@code earlier} followed by {@code added}, one decision per policy name: where both hold a
-   * name, the more restrictive decision keeps the earlier one's place (degraded first, then
-   * denied, then the least remaining, then the longest effective window).
-   */
   static List<Decision> merge(List<Decision> earlier, List<Decision> added) {
-    List<Decision> all = new ArrayList<>(earlier.size() + added.size());
-    all.addAll(earlier);
-    for (Decision d : added) {
-      int at = indexOfName(all, d.policy().name());
-      if (at < 0) {
-        all.add(d);
-      } else if (moreRestrictive(d, all.get(at))) {
-        all.set(at, d);
-      }
-    }
-    return List.copyOf(all);
-  }
-
-  private static int indexOfName(List<Decision> decisions, String name) {
-    for (int i = 0; i < decisions.size(); i++) {
-      if (decisions.get(i).policy().name().equals(name)) {
-        return i;
-      }
-    }
-    return -1;
-  }
-
-  private static boolean moreRestrictive(Decision a, Decision b) {
-    if (a.isDegraded() != b.isDegraded()) {
-      return a.isDegraded();
-    }
-    if (a.allowed() != b.allowed()) {
-      return !a.allowed();
-    }
-    if (a.remaining() != b.remaining()) {
-      return a.remaining() < b.remaining();
-    }
-    return effectiveWindowMicros(a) > effectiveWindowMicros(b);
-  }
-
-  /** The draft's effective window of one decision: its own wait when denying, else until fresh. */
-  private static long effectiveWindowMicros(Decision d) {
-    return d.allowed() ? d.resetAfterMicros() : d.retryAfterMicros();
+    return LimitHeaders.merge(earlier, added);
   }
 
   /** {@link #writeHeaders}, with every {@code t} at most {@code maxWindowSeconds}. */
   private static void writeHeaders(HttpServletResponse response, List<Decision> decisions, HeaderOptions options,
       long maxWindowSeconds) {
     Objects.requireNonNull(response, "response");
-    limitFields(decisions, options, maxWindowSeconds).forEach(response::setHeader); // a null value: no field
+    Objects.requireNonNull(options, "options");
+    if (!hasLimitHeaders(decisions)) {
+      return;
+    }
+    Map<String, String> fields = LimitHeaders.fields(decisions, options.draft(), options.legacy(), maxWindowSeconds);
+    if (options.draft() && !fields.containsKey("RateLimit-Policy")) {
+      response.setHeader("RateLimit-Policy", null); // none to list: no field, also not an earlier writer's
+      response.setHeader("RateLimit", null);
+    }
+    fields.forEach(response::setHeader);
   }
 
   /**
@@ -191,43 +157,15 @@ public final class RateLimitResponses {
    */
   public static Map<String, String> headerFields(List<Decision> decisions, HeaderOptions options, boolean denied) {
     Objects.requireNonNull(decisions, "decisions");
+    Objects.requireNonNull(options, "options");
     Map<String, String> fields = new LinkedHashMap<>();
     if (decisions.isEmpty()) {
       return fields;
     }
     long retry = denied ? ceilSeconds(retryAfterMicros(decisions)) : Long.MAX_VALUE;
-    limitFields(decisions, options, retry).forEach((name, value) -> {
-      if (value != null) {
-        fields.put(name, value);
-      }
-    });
+    fields.putAll(LimitHeaders.fields(decisions, options.draft(), options.legacy(), retry));
     if (denied) {
       fields.put("Retry-After", Long.toString(retry));
-    }
-    return fields;
-  }
-
-  /**
-   * The limit header fields of {@code decisions} in order, every {@code t} at most {@code
-   * maxWindowSeconds}; a field whose value is null has no item to list (none of the policy names
-   * fits a header) and is removed. Empty when there are none or any decision is degraded.
-   */
-  private static Map<String, String> limitFields(List<Decision> decisions, HeaderOptions options,
-      long maxWindowSeconds) {
-    Objects.requireNonNull(options, "options");
-    Map<String, String> fields = new LinkedHashMap<>();
-    if (!hasLimitHeaders(decisions)) {
-      return fields;
-    }
-    if (options.draft()) {
-      fields.put("RateLimit-Policy", policyHeader(decisions));
-      fields.put("RateLimit", limitHeader(decisions, maxWindowSeconds));
-    }
-    if (options.legacy()) {
-      Decision limiting = mostLimiting(decisions);
-      fields.put("X-RateLimit-Limit", Long.toString(limiting.limit()));
-      fields.put("X-RateLimit-Remaining", Long.toString(Math.max(0, limiting.remaining())));
-      fields.put("X-RateLimit-Reset", Long.toString(ceilSeconds(limiting.resetAfterMicros())));
     }
     return fields;
   }
@@ -266,10 +204,8 @@ public final class RateLimitResponses {
    */
   public static void writeDeniedHeaders(HttpServletResponse response, List<Decision> decisions,
       HeaderOptions options) {
-    long retry = ceilSeconds(retryAfterMicros(decisions));
-    writeHeaders(response, decisions, options, retry);
-    response.setHeader("Retry-After", Long.toString(retry));
-    response.setHeader("Cache-Control", "no-store");
+    Objects.requireNonNull(options, "options");
+    LimitHeaders.deniedFields(decisions, options.draft(), options.legacy()).forEach(response::setHeader);
   }
 
   /**
@@ -285,162 +221,43 @@ public final class RateLimitResponses {
 
   /** {@link #problemJson(List, String)} with another {@code status} member, that of a configured response. */
   static String problemJson(List<Decision> decisions, String instance, int status) {
-    Objects.requireNonNull(decisions, "decisions");
-    List<String> violated = violatedPolicies(decisions);
-    long retry = ceilSeconds(retryAfterMicros(decisions));
-    StringBuilder json = new StringBuilder(256);
-    json.append("{\"type\":").append(jsonString(QUOTA_EXCEEDED))
-        .append(",\"title\":").append(jsonString(QUOTA_EXCEEDED_TITLE))
-        .append(",\"status\":").append(status)
-        .append(",\"detail\":").append(jsonString("Quota exceeded for "
-            + (violated.size() == 1 ? "policy " : "policies ") + quoted(violated)
-            + "; retry after " + retry + (retry == 1 ? " second." : " seconds.")));
-    if (instance != null) {
-      json.append(",\"instance\":").append(jsonString(instance));
-    }
-    json.append(",\"violated-policies\":[");
-    for (int i = 0; i < violated.size(); i++) {
-      json.append(i == 0 ? "" : ",").append(jsonString(violated.get(i)));
-    }
-    return json.append("]}").toString();
+    return LimitHeaders.problemJson(decisions, instance, status);
   }
 
-  // ---------------------------------------------------------------------------------------------
-
-  /** Whether limit headers may describe these decisions: some, none degraded. */
   static boolean hasLimitHeaders(List<Decision> decisions) {
-    if (decisions == null || decisions.isEmpty()) {
-      return false;
-    }
-    for (Decision d : decisions) {
-      if (d.isDegraded()) {
-        return false;
-      }
-    }
-    return true;
+    return LimitHeaders.hasLimitHeaders(decisions);
   }
 
-  /**
-   * {@code "a";q=100;w=60, "b";q=10;w=1}; null when no decision's policy name {@link
-   * PolicyNames#fitsHeader fits} a structured-field string (the field must not be empty).
-   */
   static String policyHeader(List<Decision> decisions) {
-    StringBuilder sb = new StringBuilder();
-    for (Decision d : decisions) {
-      if (!PolicyNames.fitsHeader(d.policy().name())) {
-        continue; // never written otherwise: configuration refuses such names
-      }
-      if (sb.length() > 0) {
-        sb.append(", ");
-      }
-      sb.append(PolicyNames.sfString(d.policy().name()))
-          .append(";q=").append(d.limit())
-          .append(";w=").append(ceilSeconds(d.policy().window()));
-    }
-    return sb.length() == 0 ? null : sb.toString();
+    return LimitHeaders.policyHeader(decisions);
   }
 
-  /**
-   * {@code "a";r=0;t=17, "b";r=9;t=1}: {@code t} is a decision's resetAfter, or a denying one's
-   * retryAfter (within it no more than r can be used; within its resetAfter, more could), and at
-   * most {@code maxWindowSeconds} (a shorter window keeps "no more than r within t" true).
-   */
   static String limitHeader(List<Decision> decisions, long maxWindowSeconds) {
-    StringBuilder sb = new StringBuilder();
-    for (Decision d : decisions) {
-      if (!PolicyNames.fitsHeader(d.policy().name())) {
-        continue;
-      }
-      if (sb.length() > 0) {
-        sb.append(", ");
-      }
-      sb.append(PolicyNames.sfString(d.policy().name()))
-          .append(";r=").append(Math.max(0, d.remaining()))
-          .append(";t=").append(Math.min(ceilSeconds(effectiveWindowMicros(d)), maxWindowSeconds));
-    }
-    return sb.length() == 0 ? null : sb.toString();
+    return LimitHeaders.limitHeader(decisions, maxWindowSeconds);
   }
 
-  /** A JSON string literal: quotes, backslashes, control characters and lone surrogates escaped. */
   static String jsonString(String s) {
-    StringBuilder sb = new StringBuilder(s.length() + 2).append('"');
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      switch (c) {
-        case '"' -> sb.append("\\\"");
-        case '\\' -> sb.append("\\\\");
-        case '\n' -> sb.append("\\n");
-        case '\r' -> sb.append("\\r");
-        case '\t' -> sb.append("\\t");
-        case '\b' -> sb.append("\\b");
-        case '\f' -> sb.append("\\f");
-        default -> {
-          boolean loneSurrogate = Character.isSurrogate(c) && !(Character.isHighSurrogate(c)
-              && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1)));
-          if (Character.isHighSurrogate(c) && !loneSurrogate) {
-            sb.append(c).append(s.charAt(++i));
-          } else if (c < 0x20 || c == 0x2028 || c == 0x2029 || c == 0x7f || loneSurrogate) {
-            sb.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-          } else {
-            sb.append(c);
-          }
-        }
-      }
-    }
-    return sb.append('"').toString();
+    return LimitHeaders.jsonString(s);
   }
 
-  /** Whole seconds, rounded up: 1.001 s is 2, 0 is 0. */
   static long ceilSeconds(Duration d) {
-    if (d.isNegative() || d.isZero()) {
-      return 0;
-    }
-    return d.getNano() == 0 ? d.getSeconds() : d.getSeconds() + 1;
+    return LimitHeaders.ceilSeconds(d);
   }
 
-  /** Whole seconds of {@code micros}, rounded up: 1,000,001 µs is 2, 0 is 0. */
   static long ceilSeconds(long micros) {
-    return micros <= 0 ? 0 : (micros - 1) / 1_000_000 + 1;
+    return LimitHeaders.ceilSeconds(micros);
   }
 
-  /** The longest retryAfter of the denying decisions (of all when none denied), µs. */
   static long retryAfterMicros(List<Decision> decisions) {
-    boolean anyDenied = false;
-    for (Decision d : decisions) {
-      anyDenied |= !d.allowed();
-    }
-    long longest = 0;
-    for (Decision d : decisions) {
-      if (!anyDenied || !d.allowed()) {
-        longest = Math.max(longest, d.retryAfterMicros());
-      }
-    }
-    return longest;
+    return LimitHeaders.retryAfterMicros(decisions);
   }
 
   static Decision mostLimiting(List<Decision> decisions) {
-    boolean allowed = decisions.stream().allMatch(Decision::allowed);
-    return new MultiDecision(allowed, decisions).limiting();
+    return LimitHeaders.mostLimiting(decisions);
   }
 
-  /** The names of the denying policies (of all of them when none denied), in order. */
   static List<String> violatedPolicies(List<Decision> decisions) {
-    List<String> names = new ArrayList<>();
-    boolean anyDenied = decisions.stream().anyMatch(d -> !d.allowed());
-    for (Decision d : decisions) {
-      if (!anyDenied || !d.allowed()) {
-        names.add(d.policy().name());
-      }
-    }
-    return names;
-  }
-
-  private static String quoted(List<String> names) {
-    StringBuilder sb = new StringBuilder();
-    for (int i = 0; i < names.size(); i++) {
-      sb.append(i == 0 ? "" : ", ").append('\'').append(names.get(i)).append('\'');
-    }
-    return sb.toString();
+    return LimitHeaders.violatedPolicies(decisions);
   }
 
   /** Writes {@code body} as UTF-8 with {@code contentType}, replacing anything buffered. */

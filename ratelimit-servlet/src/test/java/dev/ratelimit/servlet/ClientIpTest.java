@@ -1,5 +1,7 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.internal.http.InetLiterals;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -170,6 +170,33 @@ final class ObservedRateLimiter implements RateLimiter {
     });
   }
 
+  @Override
+  public CompletionStage<MultiDecision> checkAllAsync(String key, List<Policy> policies, long cost) {
+    if (registry.isNoop() || policies == null || policies.isEmpty()) {
+      return delegate.checkAllAsync(key, policies, cost);
+    }
+    Observation observation = start(names(policies));
+    CheckOutcomes outcomes = CheckOutcomes.open();
+    CompletionStage<MultiDecision> answer;
+    try (Observation.Scope scope = observation.openScope()) {
+      answer = delegate.checkAllAsync(key, policies, cost);
+    } catch (RuntimeException | Error e) {
+      observation.error(e);
+      observation.stop();
+      throw e;
+    } finally {
+      outcomes.close();
+    }
+    return answer.whenComplete((decision, error) -> {
+      if (error != null) {
+        observation.error(error);
+      } else {
+        decided(observation, decision.allowed(), outcomes.of(decision.limiting()));
+      }
+      observation.stop();
+    });
+  }
+
   private Observation start(String policies) {
     return Observation.createNotStarted(RateLimitObservation.NAME, registry)
         .lowCardinalityKeyValue(RateLimitObservation.POLICY, policyValue(policies))

@@ -32,12 +32,15 @@ public class RateLimitAspect implements MethodInterceptor {
   private final RateLimitedMethods methods;
   private final CallRequest web; // no servlet type here: the aspect also runs without the servlet API
   private final DenialLog denials; // null unless ratelimit.log-denials=true
+  /** Methods returning Mono, Flux or CompletionStage; null without Reactor. */
+  private final ReactiveCalls reactive;
 
   RateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, CallRequest web, DenialLog denials) {
     this.limiter = limiter;
     this.methods = methods;
     this.web = web;
     this.denials = denials;
+    this.reactive = ReactiveCalls.REACTOR ? new ReactiveCalls(limiter, methods, denials, this) : null;
   }
 
   /**
@@ -53,6 +56,9 @@ public class RateLimitAspect implements MethodInterceptor {
     RateLimitedMethod limited = methods.find(specific).orElse(null);
     if (limited == null) {
       return call.proceed();
+    }
+    if (reactive != null && ReactiveCalls.isReactive(method.getReturnType())) {
+      return reactive.invoke(call, limited); // checked per subscription, never blocking
     }
     SandboxContext context = variables(limited, call.getArguments());
     Object request = web.bind(context); // after the arguments: #request and the others win over a parameter's name
@@ -96,7 +102,7 @@ public class RateLimitAspect implements MethodInterceptor {
   }
 
   /** A call's checks: by key, the policies charged before it runs and those charged after (countWhen). */
-  private static final class Checks {
+  static final class Checks {
     final Map<String, List<Policy>> before = new LinkedHashMap<>();
     final Map<String, List<Counted>> after = new LinkedHashMap<>();
     long cost;
@@ -122,7 +128,7 @@ public class RateLimitAspect implements MethodInterceptor {
   }
 
   /** A policy charged after the call, when its annotation's countWhen holds. */
-  private record Counted(Policy policy, Pipeline.Condition countWhen) {}
+  record Counted(Policy policy, Pipeline.Condition countWhen) {}
 
   /**
    * Peeks at the {@code after} keys (at least one) in order, one {@code peekAll} each, up to the
@@ -205,7 +211,7 @@ public class RateLimitAspect implements MethodInterceptor {
   }
 
   /** A context holding the call's arguments, by name and position, and {@code #method}. */
-  private SandboxContext variables(RateLimitedMethod limited, Object[] args) {
+  SandboxContext variables(RateLimitedMethod limited, Object[] args) {
     SandboxContext context = methods.pipeline().sandbox().context();
     String[] names = limited.parameterNames();
     for (int i = 0; i < args.length; i++) {
@@ -227,7 +233,7 @@ public class RateLimitAspect implements MethodInterceptor {
    *
    * @throws MissingRateLimitKeyException when a key is missing and {@code ratelimit.missing-key=reject}
    */
-  private Checks evaluate(RateLimitedMethod limited, SandboxContext context) {
+  Checks evaluate(RateLimitedMethod limited, SandboxContext context) {
     Checks checks = new Checks();
     long capacity = Long.MAX_VALUE;
     for (RateLimitedMethod.Limit limit : limited.limits()) {
@@ -248,7 +254,7 @@ public class RateLimitAspect implements MethodInterceptor {
   }
 
   /** The longest leaky-bucket delay among an admitted call's decisions, µs. */
-  private static long maxDelayMicros(MultiDecision decision) {
+  static long maxDelayMicros(MultiDecision decision) {
     long delay = 0;
     for (Decision d : decision.decisions()) {
       delay = Math.max(delay, d.delayMicros());

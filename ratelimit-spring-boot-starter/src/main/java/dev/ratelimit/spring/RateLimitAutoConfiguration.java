@@ -14,6 +14,8 @@ import dev.ratelimit.servlet.MissingKey;
 import dev.ratelimit.servlet.RateLimitFilter;
 import dev.ratelimit.servlet.RateLimitRule;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.webflux.ExchangeResponses;
+import dev.ratelimit.webflux.RateLimitWebFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -168,6 +170,7 @@ public class RateLimitAutoConfiguration {
       return ConfiguredDeniedResponse.build(properties.getDeniedResponse(), DeniedResponse.PROBLEM_JSON,
           "ratelimit.denied-response");
     }
+
   }
 
   /** {@code @RateLimited}: parsed at start-up, applied by an aspect. */
@@ -271,10 +274,10 @@ public class RateLimitAutoConfiguration {
       if (denialLog != null || cors != null) {
         builder.deniedHandler(new LoggingDeniedHandler(denialLog, cors, headers, deniedResponse));
       }
-      requirePrincipalKnown(properties, environment);
-      rules(properties, policies, deniedResponse).forEach(builder::rule);
+      FilterRules.requirePrincipalKnown(properties, environment, SECURITY_FILTER_CHAIN);
+      FilterRules.rules(properties, policies, deniedResponse).forEach(builder::rule);
       RateLimitFilter filter = builder.build();
-      policies.onUpdate(updated -> filter.replaceRules(rules(properties, updated, deniedResponse)));
+      policies.onUpdate(updated -> filter.replaceRules(FilterRules.rules(properties, updated, deniedResponse)));
       FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
       registration.setOrder(properties.getFilter().getOrder());
       return registration;
@@ -283,39 +286,8 @@ public class RateLimitAutoConfiguration {
     /** Spring's CORS configuration type (spring-web), needed for {@link CorsOnDenial}. */
     private static final String CORS_SOURCE = "org.springframework.web.cors.CorsConfigurationSource";
 
-    /** Spring Security's filter chain, and the property and default of the order Spring Boot gives it. */
+    /** Spring Security's filter chain, whose order the filter's default runs before. */
     private static final String SECURITY_FILTER_CHAIN = "org.springframework.security.web.FilterChainProxy";
-    private static final String SECURITY_FILTER_ORDER = "spring.security.filter.order";
-    /** What Spring Security sets in its filter: the principal, and the request's view of the user. */
-    private static final java.util.regex.Pattern USER = java.util.regex.Pattern.compile(
-        "#principal\\b|#request\\s*\\.\\s*(remoteUser|userPrincipal|authType)\\b");
-
-    /**
-     * Refuses a rule that reads the user ({@code #principal}, {@code #request.remoteUser} ...)
-     * when the filter runs before Spring Security (the default): Spring Security sets the user in
-     * its own filter, so every request would have none and share one bucket.
-     */
-    private static void requirePrincipalKnown(RateLimitProperties properties, Environment environment) {
-      int order = properties.getFilter().getOrder();
-      int securityOrder = environment.getProperty(SECURITY_FILTER_ORDER, Integer.class, -100);
-      if (order > securityOrder
-          || !ClassUtils.isPresent(SECURITY_FILTER_CHAIN, RateLimitAutoConfiguration.class.getClassLoader())) {
-        return;
-      }
-      List<RateLimitProperties.Rule> rules = properties.getFilter().getRules();
-      for (int i = 0; i < rules.size(); i++) {
-        RateLimitProperties.Rule rule = rules.get(i);
-        String expression = String.join(" ", java.util.Arrays.asList(rule.getKey(), rule.getCost(), rule.getWhen(),
-            rule.getSkipWhen(), rule.getCountWhen()).stream().filter(java.util.Objects::nonNull).toList());
-        if (USER.matcher(expression).find()) {
-          throw new IllegalArgumentException("ratelimit.filter.rules[" + i + "] reads the user (#principal or "
-              + "#request's user), but the filter runs before Spring Security (ratelimit.filter.order=" + order
-              + ", Spring Security's " + securityOrder + "), which sets it: every request would have none. Set "
-              + "ratelimit.filter.order above " + securityOrder + " to run after Spring Security (requests it "
-              + "answers itself, such as its login, are then not limited by the filter), or key the rule otherwise");
-        }
-      }
-    }
 
     /**
      * Before the response the rule or the filter is configured with, the denial log line and the
@@ -354,51 +326,91 @@ public class RateLimitAutoConfiguration {
       }
     }
 
-    private static List<RateLimitRule> rules(RateLimitProperties properties, PolicyRegistry policies,
-        DeniedResponse deniedResponse) {
-      List<RateLimitRule> rules = new ArrayList<>();
-      int index = 0;
-      for (RateLimitProperties.Rule rule : properties.getFilter().getRules()) {
-        rules.add(rule(rule, index++, policies, deniedResponse));
-      }
-      return rules;
+  }
+
+  /**
+   * Spring WebFlux: the reactive filter when {@code ratelimit.filter.rules} are configured (the
+   * same properties as the servlet filter's), and the 429 of a {@code @RateLimited} handler whose
+   * {@code Mono} or {@code Flux} signals {@link dev.ratelimit.annotation.RateLimitExceededException}.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+  @ConditionalOnClass(name = {"org.springframework.web.server.WebFilter", "dev.ratelimit.webflux.RateLimitWebFilter"})
+  static class ReactiveConfiguration {
+    /**
+     * {@code ratelimit.denied-response}, built where it is used: a reactive application may lack
+     * the servlet API, which a {@link DeniedResponse} bean's introspection would need.
+     */
+    static DeniedResponse deniedResponse(RateLimitProperties properties) {
+      return ConfiguredDeniedResponse.build(properties.getDeniedResponse(), DeniedResponse.PROBLEM_JSON,
+          "ratelimit.denied-response");
     }
 
-    private static RateLimitRule rule(RateLimitProperties.Rule rule, int index, PolicyRegistry policies,
-        DeniedResponse deniedResponse) {
-      String property = "ratelimit.filter.rules[" + index + "]";
-      if (rule.getName() == null || rule.getName().isBlank()) {
-        throw new IllegalArgumentException(property + ".name is required");
-      }
-      if (rule.getPolicies().isEmpty()) {
-        throw new IllegalArgumentException(property + ".policies must name at least one policy");
-      }
-      try {
-        RateLimitRule.Builder builder = RateLimitRule.builder(rule.getName()).key(rule.getKey()).cost(rule.getCost())
-            .when(rule.getWhen()).skipWhen(rule.getSkipWhen()).countWhen(rule.getCountWhen());
-        rule.getPaths().forEach(builder::path);
-        rule.getMethods().forEach(builder::method);
-        for (String name : rule.getPolicies()) {
-          builder.policy(policies.get(name, property + ".policies"));
-        }
-        if (rule.getDeniedResponse().anySet()) {
-          builder.deniedResponse(ConfiguredDeniedResponse.build(rule.getDeniedResponse(), deniedResponse,
-              property + ".denied-response"));
-        }
-        return builder.build();
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("invalid " + property + conditionOf(rule.getName(), e) + ": " + e.getMessage(), e);
-      }
+    @Bean
+    @ConditionalOnMissingBean
+    RateLimitWebExceptionHandler rateLimitWebExceptionHandler(HeaderOptions headers, RateLimitProperties properties) {
+      return new RateLimitWebExceptionHandler(headers, deniedResponse(properties));
     }
 
-    /** {@code .skip-when} when {@code e} refuses the rule's condition of that name, else empty. */
-    private static String conditionOf(String rule, IllegalArgumentException e) {
-      for (String condition : List.of("count-when", "skip-when", "when")) {
-        if (String.valueOf(e.getMessage()).startsWith("rule '" + rule + "': " + condition + " expression")) {
-          return "." + condition;
+    /** Spring Security's reactive filter chain, whose order (-100) the filter's default runs before. */
+    private static final String SECURITY_WEB_FILTER_CHAIN = "org.springframework.security.web.server.WebFilterChainProxy";
+
+    /** The reactive filter, when {@code ratelimit.filter.rules} are configured. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnProperty(prefix = "ratelimit.filter", name = "enabled", havingValue = "true", matchIfMissing = true)
+    @Conditional(FilterRulesConfigured.class)
+    static class WebFilterConfiguration {
+      /**
+       * The filter, its rules built from {@code ratelimit.filter.rules} and the named policies, and
+       * built again when a policy is {@link PolicyRegistry#update updated}.
+       */
+      @Bean
+      @ConditionalOnMissingBean(name = "rateLimitWebFilter")
+      RateLimitWebFilter rateLimitWebFilter(RateLimiter limiter, PolicyRegistry policies,
+          RateLimitProperties properties, HeaderOptions headers, ObjectProvider<DenialLog> denials,
+          Environment environment, BeanFactory beans) {
+        DeniedResponse deniedResponse = deniedResponse(properties);
+        RateLimitWebFilter.Builder builder;
+        try {
+          builder = RateLimitWebFilter.builder(limiter)
+              .matchAll(properties.getFilter().isMatchAll())
+              .trustedProxies(properties.getTrustedProxies())
+              .headers(headers)
+              .deniedResponse(deniedResponse)
+              .order(properties.getFilter().getOrder())
+              .missingKey(properties.getMissingKey() == RateLimitProperties.MissingKeyAction.REJECT
+                  ? MissingKey.REJECT : MissingKey.SHARED_BUCKET);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException("invalid ratelimit.trusted-proxies: " + e.getMessage(), e);
         }
+        DenialLog denialLog = denials.getIfAvailable();
+        ReactiveCorsOnDenial cors = properties.getFilter().isCors() ? new ReactiveCorsOnDenial(beans) : null;
+        if (denialLog != null || cors != null) {
+          builder.deniedHandler((exchange, decision, configured) -> {
+            if (denialLog != null) {
+              denialLog.denied("filter", decision.limiting(), null);
+            }
+            if (cors != null) {
+              cors.apply(exchange);
+            }
+            return ExchangeResponses.writeDenied(exchange, decision.decisions(), headers, configured);
+          });
+        }
+        FilterRules.requirePrincipalKnown(properties, environment, SECURITY_WEB_FILTER_CHAIN);
+        List<RateLimitRule> rules = FilterRules.rules(properties, policies, deniedResponse);
+        for (int i = 0; i < rules.size(); i++) {
+          try { // each alone first: a rule that reads what a reactive request lacks is named by its property
+            RateLimitWebFilter.builder(limiter).rule(rules.get(i)).build();
+          } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("invalid ratelimit.filter.rules[" + i + "] in a reactive application: "
+                + e.getMessage(), e);
+          }
+          builder.rule(rules.get(i));
+        }
+        RateLimitWebFilter filter = builder.build();
+        policies.onUpdate(updated -> filter.replaceRules(FilterRules.rules(properties, updated, deniedResponse)));
+        return filter;
       }
-      return "";
     }
   }
 }

@@ -221,6 +221,11 @@ final class RateLimitedMethods {
    */
   private Pipeline.Condition countWhen(String text, Method method, String[] parameterNames, Set<String> callVariables,
       boolean own, Policy policy, String where) {
+    if (ReactiveCalls.isReactive(method.getReturnType())) {
+      throw new IllegalArgumentException("@RateLimited on " + where + ": countWhen is not supported on a method that"
+          + " returns " + method.getReturnType().getSimpleName() + " (its outcome is known only when its publisher"
+          + " completes); limit it without countWhen, or count in the publisher");
+    }
     if (policy.algorithm() == Algorithm.LEAKY_BUCKET) {
       throw new IllegalArgumentException("@RateLimited on " + where + ": countWhen charges a call after it ran, where"
           + " the delay of policy '" + policy.name() + "' (LEAKY_BUCKET) cannot shape it; use GCRA, which admits the"

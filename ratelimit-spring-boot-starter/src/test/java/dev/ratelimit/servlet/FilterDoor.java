@@ -2,6 +2,7 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.Policy;
 import dev.ratelimit.internal.LogThrottle;
+import dev.ratelimit.internal.http.CompiledRule;
 import dev.ratelimit.internal.expression.SandboxContext;
 
 /**
@@ -16,8 +17,9 @@ public final class FilterDoor {
   public static String key(String ruleName, Object value) {
     RateLimitRule rule = RateLimitRule.builder(ruleName).path("/**").policy(Policy.parse("10/1m").withName("p"))
         .key("#principal").build();
-    Matching.CompiledRule compiled = new Matching.CompiledRule(rule,
-        Expressions.pipeline(MissingKey.SHARED_BUCKET, LogThrottle.perMinute()));
+    CompiledRule compiled = new CompiledRule(rule,
+        Expressions.pipeline(MissingKey.SHARED_BUCKET, LogThrottle.perMinute()), Expressions.VARIABLES,
+        Expressions.COUNT_VARIABLES);
     SandboxContext context = Expressions.SANDBOX.context();
     context.setVariable("principal", value);
     return compiled.key.evaluate(context);

@@ -1,4 +1,4 @@
-package dev.ratelimit.servlet;
+package dev.ratelimit.internal.http;
 
 import java.util.Arrays;
 import java.util.Locale;
@@ -11,14 +11,14 @@ import java.util.Locale;
  * returned as its 4 IPv4 bytes, so that one client never has two spellings. {@link #format}
  * prints the canonical text (RFC 5952 for IPv6), so two spellings of one address give one key.
  */
-final class InetLiterals {
+public final class InetLiterals {
   private InetLiterals() {}
 
   /**
    * Parses a literal without brackets or port: {@code 192.0.2.1}, {@code 2001:db8::1},
    * {@code fe80::1%eth0} (the zone is dropped). Returns null for anything else, names included.
    */
-  static byte[] parse(String text) {
+  public static byte[] parse(String text) {
     if (text == null || text.isEmpty() || text.length() > 64) {
       return null;
     }
@@ -44,7 +44,7 @@ final class InetLiterals {
    * {@code getRemoteAddr()}: a literal, optionally with a port ({@code 192.0.2.1:8080},
    * {@code [2001:db8::1]:4711}) or in brackets ({@code [2001:db8::1]}). Null when it is not one.
    */
-  static byte[] parseNode(String node) {
+  public static byte[] parseNode(String node) {
     if (node == null) {
       return null;
     }
@@ -88,7 +88,7 @@ final class InetLiterals {
   }
 
   /** Dotted quad, each part 0-255 in decimal without leading zeros (which some read as octal). */
-  static byte[] parseV4(String s) {
+  public static byte[] parseV4(String s) {
     byte[] out = new byte[4];
     int part = 0;
     int i = 0;
@@ -116,7 +116,7 @@ final class InetLiterals {
   }
 
   /** Eight groups of 1-4 hex digits, one {@code ::} for a run of zero groups, an IPv4 tail allowed. */
-  static byte[] parseV6(String s) {
+  public static byte[] parseV6(String s) {
     int doubleColon = s.indexOf("::");
     if (doubleColon >= 0 && s.indexOf("::", doubleColon + 1) >= 0) {
       return null;
@@ -198,7 +198,7 @@ final class InetLiterals {
   }
 
   /** The canonical text: dotted quad, or RFC 5952 (lower case, longest zero run as {@code ::}). */
-  static String format(byte[] a) {
+  public static String format(byte[] a) {
     if (a.length == 4) {
       return (a[0] & 0xff) + "." + (a[1] & 0xff) + "." + (a[2] & 0xff) + "." + (a[3] & 0xff);
     }
@@ -246,7 +246,7 @@ final class InetLiterals {
   }
 
   /** A network: an address and a prefix length; IPv4 networks match IPv4(-mapped) addresses only. */
-  record Cidr(byte[] network, int prefix) {
+  public record Cidr(byte[] network, int prefix) {
     /**
      * Parses {@code 10.0.0.0/8}, {@code 2001:db8::/32}, {@code ::ffff:10.0.0.0/104} or a single
      * address ({@code /32} or {@code /128}). Host bits are ignored ({@code 10.1.2.3/8} is
@@ -254,7 +254,7 @@ final class InetLiterals {
      *
      * @throws IllegalArgumentException naming the text when it is not a network
      */
-    static Cidr parse(String text) {
+    public static Cidr parse(String text) {
       String s = text == null ? "" : text.trim();
       int slash = s.indexOf('/');
       String addressText = slash < 0 ? s : s.substring(0, slash);
@@ -289,7 +289,7 @@ final class InetLiterals {
       return new Cidr(address, prefix);
     }
 
-    boolean contains(byte[] address) {
+    public boolean contains(byte[] address) {
       if (address.length != network.length) {
         return false;
       }
