@@ -57,7 +57,16 @@ class DeniedResponseStarterTest {
   @SpringBootConfiguration
   @EnableAutoConfiguration
   @Import(Endpoints.class)
-  static class App {}
+  static class App {
+    /**
+     * The limiter's clock, still: on the system clock a policy of 100 a minute gains a request every
+     * 0.6 s, so on a busy machine the 101st request could pass.
+     */
+    @org.springframework.context.annotation.Bean
+    dev.ratelimit.ManualClock clock() {
+      return dev.ratelimit.ManualClock.at(java.time.Instant.ofEpochSecond(1_700_000_000L));
+    }
+  }
 
   static String pageYaml() {
     return DocPage.read(PAGE).block("yaml", "denied-response:");
