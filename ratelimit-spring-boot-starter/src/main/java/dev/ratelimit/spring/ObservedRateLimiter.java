@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /** A limiter whose checks are observed ({@link RateLimitObservation}). */
 final class ObservedRateLimiter implements RateLimiter {
@@ -60,19 +61,7 @@ final class ObservedRateLimiter implements RateLimiter {
     if (registry.isNoop() || policies == null || policies.isEmpty()) {
       return delegate.checkAll(key, policies, cost); // an empty list: the limiter's refusal, unobserved
     }
-    Observation observation = start(names(policies));
-    CheckOutcomes outcomes = CheckOutcomes.open();
-    try (Observation.Scope scope = observation.openScope()) {
-      MultiDecision decision = delegate.checkAll(key, policies, cost);
-      decided(observation, decision.allowed(), outcomes.of(decision.limiting()));
-      return decision;
-    } catch (RuntimeException | Error e) {
-      observation.error(e);
-      throw e;
-    } finally {
-      outcomes.close();
-      observation.stop();
-    }
+    return observedAll(names(policies), () -> delegate.checkAll(key, policies, cost));
   }
 
   @Override
@@ -80,10 +69,15 @@ final class ObservedRateLimiter implements RateLimiter {
     if (registry.isNoop() || !observable(checks)) {
       return delegate.checkAll(checks, cost); // the limiter's refusal, unobserved
     }
-    Observation observation = start(names(policies(checks)));
+    return observedAll(names(policies(checks)), () -> delegate.checkAll(checks, cost));
+  }
+
+  /** {@code call}, a check of several policies, observed under {@code policies}. */
+  private MultiDecision observedAll(String policies, Supplier<MultiDecision> call) {
+    Observation observation = start(policies);
     CheckOutcomes outcomes = CheckOutcomes.open();
     try (Observation.Scope scope = observation.openScope()) {
-      MultiDecision decision = delegate.checkAll(checks, cost);
+      MultiDecision decision = call.get();
       decided(observation, decision.allowed(), outcomes.of(decision.limiting()));
       return decision;
     } catch (RuntimeException | Error e) {
@@ -100,11 +94,17 @@ final class ObservedRateLimiter implements RateLimiter {
     if (registry.isNoop() || !observable(checks)) {
       return delegate.checkAllAsync(checks, cost);
     }
-    Observation observation = start(names(policies(checks)));
+    return observedAllAsync(names(policies(checks)), () -> delegate.checkAllAsync(checks, cost));
+  }
+
+  /** {@code call}, a check of several policies without blocking, observed under {@code policies} until it answers. */
+  private CompletionStage<MultiDecision> observedAllAsync(String policies,
+      Supplier<CompletionStage<MultiDecision>> call) {
+    Observation observation = start(policies);
     CheckOutcomes outcomes = CheckOutcomes.open();
     CompletionStage<MultiDecision> answer;
     try (Observation.Scope scope = observation.openScope()) {
-      answer = delegate.checkAllAsync(checks, cost);
+      answer = call.get();
     } catch (RuntimeException | Error e) {
       observation.error(e);
       observation.stop();
@@ -175,26 +175,7 @@ final class ObservedRateLimiter implements RateLimiter {
     if (registry.isNoop() || policies == null || policies.isEmpty()) {
       return delegate.checkAllAsync(key, policies, cost);
     }
-    Observation observation = start(names(policies));
-    CheckOutcomes outcomes = CheckOutcomes.open();
-    CompletionStage<MultiDecision> answer;
-    try (Observation.Scope scope = observation.openScope()) {
-      answer = delegate.checkAllAsync(key, policies, cost);
-    } catch (RuntimeException | Error e) {
-      observation.error(e);
-      observation.stop();
-      throw e;
-    } finally {
-      outcomes.close();
-    }
-    return answer.whenComplete((decision, error) -> {
-      if (error != null) {
-        observation.error(error);
-      } else {
-        decided(observation, decision.allowed(), outcomes.of(decision.limiting()));
-      }
-      observation.stop();
-    });
+    return observedAllAsync(names(policies), () -> delegate.checkAllAsync(key, policies, cost));
   }
 
   private Observation start(String policies) {
