@@ -2,6 +2,7 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.internal.expression.Pipeline;
+import dev.ratelimit.internal.expression.ReadOnlyProperties;
 import dev.ratelimit.internal.expression.Sandbox;
 import dev.ratelimit.internal.expression.SandboxContext;
 import dev.ratelimit.internal.expression.Shape;
@@ -22,8 +23,6 @@ import java.util.TreeSet;
 import org.springframework.expression.AccessException;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
-import org.springframework.expression.PropertyAccessor;
-import org.springframework.expression.TypedValue;
 
 /**
  * The filter's key and cost expressions: the variables of a request, and its sandbox, one
@@ -242,18 +241,13 @@ final class Expressions {
    * {@code getParameter} (which may read the body), {@code getServletContext} and
    * {@code getClass} are out of reach.
    */
-  static final class RequestProperties implements PropertyAccessor {
+  static final class RequestProperties extends ReadOnlyProperties {
     static final RequestProperties INSTANCE = new RequestProperties();
 
     static final Set<String> REQUEST = Set.of("method", "requestURI", "contextPath",
         "servletPath", "pathInfo", "queryString", "scheme", "serverName", "serverPort", "protocol",
         "contentType", "contentLength", "secure", "authType", "remoteUser", "remoteAddr", "remotePort",
         "localAddr", "localPort", "userPrincipal", "cookies", "requestedSessionId", "requestId");
-
-    @Override
-    public Class<?>[] getSpecificTargetClasses() {
-      return null;
-    }
 
     @Override
     public boolean canRead(EvaluationContext context, Object target, String name) {
@@ -273,10 +267,7 @@ final class Expressions {
     }
 
     @Override
-    public TypedValue read(EvaluationContext context, Object target, String name) throws AccessException {
-      if (!canRead(context, target, name)) {
-        throw new AccessException("cannot read '" + name + "' of " + target.getClass().getName());
-      }
+    protected Object value(Object target, String name) throws AccessException {
       Object value;
       if (target instanceof HttpServletRequest r) {
         value = switch (name) {
@@ -313,18 +304,7 @@ final class Expressions {
         Cookie c = (Cookie) target;
         value = name.equals("name") ? c.getName() : c.getValue();
       }
-      return new TypedValue(value);
-    }
-
-    @Override
-    public boolean canWrite(EvaluationContext context, Object target, String name) {
-      return false;
-    }
-
-    @Override
-    public void write(EvaluationContext context, Object target, String name, Object newValue)
-        throws AccessException {
-      throw new AccessException("rate-limit expressions cannot write '" + name + "'");
+      return value;
     }
   }
 }

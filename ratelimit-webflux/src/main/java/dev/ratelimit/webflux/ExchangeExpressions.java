@@ -2,6 +2,7 @@ package dev.ratelimit.webflux;
 
 import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.internal.expression.Pipeline;
+import dev.ratelimit.internal.expression.ReadOnlyProperties;
 import dev.ratelimit.internal.expression.Sandbox;
 import dev.ratelimit.internal.expression.SandboxContext;
 import dev.ratelimit.internal.expression.Shape;
@@ -21,8 +22,6 @@ import java.util.Set;
 import java.util.TreeSet;
 import org.springframework.expression.AccessException;
 import org.springframework.expression.EvaluationContext;
-import org.springframework.expression.PropertyAccessor;
-import org.springframework.expression.TypedValue;
 import org.springframework.http.HttpCookie;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.server.PathContainer;
@@ -199,17 +198,12 @@ final class ExchangeExpressions {
    * principal ({@code name}), a cookie ({@code name}, {@code value}) and {@code #response.status};
    * nothing else, and never the body.
    */
-  static final class RequestProperties implements PropertyAccessor {
+  static final class RequestProperties extends ReadOnlyProperties {
     static final RequestProperties INSTANCE = new RequestProperties();
 
     static final Set<String> REQUEST = Set.of("method", "requestURI", "contextPath", "queryString", "scheme",
         "serverName", "serverPort", "contentType", "contentLength", "secure", "remoteAddr", "remotePort",
         "localAddr", "localPort", "cookies", "requestId");
-
-    @Override
-    public Class<?>[] getSpecificTargetClasses() {
-      return null;
-    }
 
     @Override
     public boolean canRead(EvaluationContext context, Object target, String name) {
@@ -226,10 +220,7 @@ final class ExchangeExpressions {
     }
 
     @Override
-    public TypedValue read(EvaluationContext context, Object target, String name) throws AccessException {
-      if (!canRead(context, target, name)) {
-        throw new AccessException("cannot read '" + name + "' of " + target.getClass().getName());
-      }
+    protected Object value(Object target, String name) throws AccessException {
       Object value;
       if (target instanceof ServerHttpRequest r) {
         value = switch (name) {
@@ -259,18 +250,7 @@ final class ExchangeExpressions {
         HttpCookie c = (HttpCookie) target;
         value = name.equals("name") ? c.getName() : c.getValue();
       }
-      return new TypedValue(value);
-    }
-
-    @Override
-    public boolean canWrite(EvaluationContext context, Object target, String name) {
-      return false;
-    }
-
-    @Override
-    public void write(EvaluationContext context, Object target, String name, Object newValue)
-        throws AccessException {
-      throw new AccessException("rate-limit expressions cannot write '" + name + "'");
+      return value;
     }
   }
 }
