@@ -7,6 +7,8 @@ import dev.ratelimit.RateLimiter;
 import dev.ratelimit.annotation.RateLimitExceededException;
 import dev.ratelimit.tck.docs.DocPage;
 import dev.ratelimit.webflux.RateLimitWebFilter;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -59,6 +61,25 @@ class ReactiveStarterTest {
       request.header(headers[i], headers[i + 1]);
     }
     return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** The reactive filter's decisions are counted as the servlet filter's are, per policy and outcome. */
+  @Test
+  void theFiltersDecisionsAreCountedPerPolicy() throws Exception {
+    MeterRegistry meters = context.getBean(MeterRegistry.class);
+    double allowed = decisions(meters, "allowed");
+    double denied = decisions(meters, "denied");
+    String origin = "https://metrics-" + System.nanoTime() + ".example";
+    for (int i = 0; i < 3; i++) {
+      get("/cors/hello", "Origin", origin);
+    }
+    assertThat(decisions(meters, "allowed") - allowed).isEqualTo(2);
+    assertThat(decisions(meters, "denied") - denied).isEqualTo(1);
+  }
+
+  private static double decisions(MeterRegistry meters, String outcome) {
+    Counter counter = meters.find("ratelimit.decisions").tag("policy", "api").tag("outcome", outcome).counter();
+    return counter == null ? 0 : counter.count();
   }
 
   @Test

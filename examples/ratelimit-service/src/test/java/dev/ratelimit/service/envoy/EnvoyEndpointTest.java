@@ -16,6 +16,8 @@ import io.envoyproxy.envoy.type.v3.RateLimitUnit;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -51,6 +53,8 @@ class EnvoyEndpointTest {
   GrpcServer server;
   @Autowired
   ManualClock clock;
+  @Autowired
+  MeterRegistry meters;
   RlsClient rls;
 
   @BeforeEach
@@ -181,6 +185,25 @@ class EnvoyEndpointTest {
     }
     assertThat(rls.check("edge_proxy_per_ip", d("remote_address", address)).getOverallCode())
         .isEqualTo(Code.OVER_LIMIT);
+  }
+
+  /** The limiter's metrics, per rule: Envoy's checks count as the HTTP API's do. */
+  @Test
+  void decisionsAreCountedPerRule() {
+    String address = unique("10.1.0");
+    double allowed = decisions("edge_proxy_per_ip.remote_address", "allowed");
+    double denied = decisions("edge_proxy_per_ip.remote_address", "denied");
+    for (int i = 0; i < 12; i++) {
+      rls.check("edge_proxy_per_ip", d("remote_address", address));
+    }
+    assertThat(decisions("edge_proxy_per_ip.remote_address", "allowed") - allowed).isEqualTo(10);
+    assertThat(decisions("edge_proxy_per_ip.remote_address", "denied") - denied).isEqualTo(2);
+  }
+
+  private double decisions(String policy, String outcome) {
+    Counter counter = meters.find("ratelimit.decisions").tag("policy", policy)
+        .tag("outcome", outcome).counter();
+    return counter == null ? 0 : counter.count();
   }
 
   @Test
