@@ -1,6 +1,5 @@
 package dev.ratelimit;
 
-import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 
@@ -15,9 +14,6 @@ import java.util.Objects;
  */
 public record MultiDecision(boolean allowed, List<Decision> decisions) {
 
-  private static final Comparator<Decision> MOST_LIMITING =
-      Comparator.comparing(Decision::retryAfter).thenComparing(d -> -d.remaining());
-
   /** Copies the list; it must not be empty. */
   public MultiDecision {
     decisions = List.copyOf(Objects.requireNonNull(decisions, "decisions"));
@@ -29,10 +25,36 @@ public record MultiDecision(boolean allowed, List<Decision> decisions) {
    * {@code retryAfter}; when all allowed, the one with the least {@code remaining}.
    */
   public Decision limiting() {
+    // loops, not streams, and microseconds, not Durations: a front door asks this on every denial
+    Decision most = null;
     if (!allowed) {
-      return decisions.stream().filter(d -> !d.allowed()).max(MOST_LIMITING)
-          .orElseGet(() -> decisions.stream().max(MOST_LIMITING).orElseThrow());
+      for (Decision d : decisions) {
+        if (!d.allowed() && (most == null || limitsMore(d, most))) {
+          most = d;
+        }
+      }
+      if (most != null) {
+        return most;
+      }
+      for (Decision d : decisions) {
+        if (most == null || limitsMore(d, most)) {
+          most = d;
+        }
+      }
+      return most;
     }
-    return decisions.stream().min(Comparator.comparingLong(Decision::remaining)).orElseThrow();
+    for (Decision d : decisions) {
+      if (most == null || d.remaining() < most.remaining()) {
+        most = d;
+      }
+    }
+    return most;
+  }
+
+  /** A longer wait limits more; at equal waits, less remaining does; the first of equals stays. */
+  private static boolean limitsMore(Decision d, Decision than) {
+    long a = d.retryAfterMicros();
+    long b = than.retryAfterMicros();
+    return a != b ? a > b : d.remaining() < than.remaining();
   }
 }

@@ -26,6 +26,31 @@ class MultiDecisionTest {
   }
 
   @Test
+  void atEqualRetryAfterTheDenialWithLessRemainingLimits() {
+    MultiDecision m = new MultiDecision(false, List.of(
+        Decision.denied(a, 3, 2_000, 2_000), Decision.denied(b, 1, 2_000, 2_000), Decision.denied(c, 2, 2_000, 2_000)));
+    assertThat(m.limiting().policy()).isEqualTo(b);
+  }
+
+  @Test
+  void amongEqualDecisionsTheFirstLimits() {
+    MultiDecision denied = new MultiDecision(false, List.of(
+        Decision.denied(a, 0, 2_000, 2_000), Decision.denied(b, 0, 2_000, 2_000)));
+    MultiDecision allowed = new MultiDecision(true, List.of(
+        Decision.allowed(a, 4, 1, 0), Decision.allowed(b, 4, 1, 0)));
+    assertThat(denied.limiting().policy()).isEqualTo(a);
+    assertThat(allowed.limiting().policy()).isEqualTo(a);
+  }
+
+  @Test
+  void deniedWithNoPolicyDenyingAloneIsTheLeastRemaining() {
+    // a check refused as a whole (a failure mode, a cross-slot refusal) though no policy denied
+    MultiDecision m = new MultiDecision(false, List.of(
+        Decision.allowed(a, 4, 1_000, 0), Decision.allowed(b, 1, 9_000, 0), Decision.allowed(c, 2, 3_000, 0)));
+    assertThat(m.limiting().policy()).isEqualTo(b);
+  }
+
+  @Test
   void decisionsCarryExactMicroseconds() {
     Decision d = Decision.denied(a, 0, 1_234_567, 2_000_001);
     assertThat(d.retryAfter()).isEqualTo(Duration.ofNanos(1_234_567_000));
