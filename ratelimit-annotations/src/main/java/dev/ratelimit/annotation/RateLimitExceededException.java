@@ -15,8 +15,22 @@ public class RateLimitExceededException extends RuntimeException {
 
   /** An exception for a denied {@code decision}. */
   public RateLimitExceededException(MultiDecision decision) {
-    super(message(Objects.requireNonNull(decision, "decision")), null, false, false);
-    this.decision = decision;
+    super(null, null, false, false);
+    this.decision = Objects.requireNonNull(decision, "decision");
+  }
+
+  /**
+   * Names the limiting policy and when to retry; built when asked, as most denials are answered
+   * without ever reading it.
+   */
+  @Override
+  public String getMessage() {
+    if (decision == null) { // deserialized: the decisions are not serialized
+      return null;
+    }
+    Decision limiting = decision.limiting();
+    return "rate limit of policy '" + limiting.policy().name() + "' exceeded; retry after "
+        + limiting.retryAfter();
   }
 
   /** Every policy's decision. */
@@ -27,11 +41,5 @@ public class RateLimitExceededException extends RuntimeException {
   /** The decision that limits most (the longest {@code retryAfter}). */
   public Decision decision() {
     return decision.limiting();
-  }
-
-  private static String message(MultiDecision decision) {
-    Decision limiting = decision.limiting();
-    return "rate limit of policy '" + limiting.policy().name() + "' exceeded; retry after "
-        + limiting.retryAfter();
   }
 }
