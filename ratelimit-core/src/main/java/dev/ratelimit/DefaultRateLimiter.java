@@ -320,6 +320,15 @@ final class DefaultRateLimiter implements RateLimiter {
     validateAll(key, policies, cost);
     List<Policy> ps = List.copyOf(policies);
     long now = nowMicros();
+    if (plainBackend != null) {
+      try {
+        return plainBackend.checkAll(key, ps, cost, now);
+      } catch (RuntimeException e) { // a bug in the backend: reported, and the failure mode decides
+        settle(CircuitBreaker.CALL, 0, null, e);
+        return resolve(ps, POLICY, failedAll(key, ps, cost, now),
+            enforced -> failedAll(key, enforced, cost, now), enforced -> failedAll(key, enforced, cost, now));
+      }
+    }
     long start = System.nanoTime();
     long deadline = start + timeoutNanos;
     MultiDecision local = nearCache == null ? null : nearCache.answerAll(key, ps, cost, now);
@@ -654,7 +663,25 @@ final class DefaultRateLimiter implements RateLimiter {
 
   /** The backend's all-or-nothing answer, or the failure mode's when it fails. */
   private Judged backendAll(String key, List<Policy> policies, long cost, long now, long start, long deadline) {
-    return judgedAll(call(backendAllCall(key, policies, cost, now), start, deadline), key, policies, cost, now);
+    MultiDecision m = nearCache == null && !asyncCheckAll ? checkAllDirectly(key, policies, cost, now, start)
+        : call(backendAllCall(key, policies, cost, now), start, deadline);
+    return judgedAll(m, key, policies, cost, now);
+  }
+
+  /** {@link #call} for a backend without its own checkAllAsync, with no future and no lambda. */
+  private MultiDecision checkAllDirectly(String key, List<Policy> policies, long cost, long now, long start) {
+    long permit = breaker.tryAcquire();
+    if (permit == CircuitBreaker.REFUSED) {
+      return null;
+    }
+    MultiDecision m = null;
+    Throwable error = null;
+    try {
+      m = backend.checkAll(key, policies, cost, now);
+    } catch (RuntimeException e) {
+      error = e;
+    }
+    return settle(permit, start, m, error) ? m : null;
   }
 
   private Judged failedAll(String key, List<Policy> policies, long cost, long now) {
