@@ -20,6 +20,7 @@ import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Function;
 import org.springframework.expression.AccessException;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
@@ -125,7 +126,7 @@ final class Expressions {
     for (String name : variables) {
       context.setVariable(name, switch (name) {
         case "request" -> values.request;
-        case "clientIp" -> values.clientIp;
+        case "clientIp" -> values.clientIp();
         case "clientNetwork" -> values.clientNetwork();
         case "path" -> values.path;
         case "method" -> values.method;
@@ -142,28 +143,45 @@ final class Expressions {
   /** {@code #response} of a rule's {@code count-when}: what is known of the response once the chain has run. */
   record ResponseStatus(int status) {}
 
-  /** What the variables of one request hold; the query string is parsed on first use. */
+  /**
+   * What the variables of one request hold; the client's address and the query string are worked
+   * out on first use, so a rule keyed on neither pays for neither.
+   */
   static final class RequestValues {
     final HttpServletRequest request;
-    final String clientIp;
     final String path;
     final String method;
     final Map<String, String> headers;
+    private final Function<HttpServletRequest, String> clientIpOf;
+    private String clientIp;
     private Map<String, String> params;
     private String clientNetwork;
 
     RequestValues(HttpServletRequest request, String clientIp, String path, String method) {
+      this(request, r -> clientIp, path, method);
+    }
+
+    RequestValues(HttpServletRequest request, Function<HttpServletRequest, String> clientIpOf, String path,
+        String method) {
       this.request = request;
-      this.clientIp = clientIp;
+      this.clientIpOf = clientIpOf;
       this.path = path;
       this.method = method;
       this.headers = new HeaderMap(request);
     }
 
+    /** The client's address, as {@link ClientIp#resolve} finds it, on first use. */
+    String clientIp() {
+      if (clientIp == null) {
+        clientIp = clientIpOf.apply(request);
+      }
+      return clientIp;
+    }
+
     /** {@link ClientIp#network} of the client's address, made on first use. */
     String clientNetwork() {
       if (clientNetwork == null) {
-        clientNetwork = ClientIp.network(clientIp);
+        clientNetwork = ClientIp.network(clientIp());
       }
       return clientNetwork;
     }

@@ -36,6 +36,7 @@ final class FilterEngine {
   private final LogThrottle log;
   /** {@link #forwardingIgnored}, made once. */
   private final java.util.function.Consumer<String> onForwardingIgnored = this::forwardingIgnored;
+  private final java.util.function.Function<HttpServletRequest, String> clientIpOf = this::clientIpOf;
   private final String appliedAttribute;
 
   FilterEngine(RateLimiter limiter, List<RateLimitRule> rules, boolean matchAll, ClientIp clientIp,
@@ -275,8 +276,12 @@ final class FilterEngine {
     }
   }
 
+  private String clientIpOf(HttpServletRequest request) {
+    return clientIp.resolve(request, onForwardingIgnored);
+  }
+
   private Expressions.RequestValues values(HttpServletRequest request, String path, String method) {
-    return new Expressions.RequestValues(request, clientIp.resolve(request, onForwardingIgnored), path, method);
+    return new Expressions.RequestValues(request, clientIpOf, path, method);
   }
 
   /** The default handler: writes the response configured for the denial. */

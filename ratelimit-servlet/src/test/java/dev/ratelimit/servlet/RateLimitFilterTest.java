@@ -598,6 +598,21 @@ class RateLimitFilterTest {
     assertThat(limiter.inspect("ip:127.0.0.1", p).remaining()).as("the peer's key, all four").isEqualTo(6);
   }
 
+  /** The client's address is worked out only for a rule that reads it: a rule keyed otherwise never warns. */
+  @Test
+  void aRuleThatDoesNotReadTheClientsAddressNeverLooksAtForwarding() {
+    Policy p = Policy.of(10, Duration.ofMinutes(1)).withName("p");
+    serve(RateLimitFilter.builder(limiter)
+        .rule(RateLimitRule.builder("user").path("/**").key("#params['user']").policy(p).build()));
+    try (LogCapture log = new LogCapture()) {
+      for (int i = 0; i < 3; i++) {
+        assertThat(server.get("/?user=u", "X-Forwarded-For", "198.51.100." + i).statusCode()).isEqualTo(200);
+      }
+      assertThat(log.messages()).isEmpty();
+    }
+    assertThat(limiter.inspect("user:u", p).remaining()).isEqualTo(7);
+  }
+
   @Test
   void clientNetworkKeysAnIpv6Slash64AsOneClient() {
     Policy p = Policy.of(1, Duration.ofMinutes(1)).withName("p");
