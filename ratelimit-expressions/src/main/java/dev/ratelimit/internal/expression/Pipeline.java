@@ -192,6 +192,7 @@ public final class Pipeline {
   /** A parsed key expression of one place. */
   public final class Key {
     private final Expression expression;
+    private final DirectLookup direct; // null: SpEL evaluates
     private final String text;
     private final String what;
     private final String prefix;
@@ -199,6 +200,7 @@ public final class Pipeline {
 
     private Key(Expression expression, String text, String what, String prefix) {
       this.expression = expression;
+      this.direct = DirectLookup.of(expression);
       this.text = text;
       this.what = what;
       this.prefix = Objects.requireNonNull(prefix);
@@ -208,6 +210,11 @@ public final class Pipeline {
     /** The expression's text. */
     public String text() {
       return text;
+    }
+
+    /** Whether it is read without SpEL's interpreter (for tests). */
+    boolean isDirect() {
+      return direct != null;
     }
 
     /** The variables it reads. */
@@ -224,7 +231,10 @@ public final class Pipeline {
     public String evaluate(EvaluationContext context) {
       Object value;
       try {
-        value = expression.getValue(context);
+        value = direct == null ? DirectLookup.NOT_DIRECT : direct.value(context);
+        if (value == DirectLookup.NOT_DIRECT) {
+          value = expression.getValue(context);
+        }
       } catch (RuntimeException e) {
         if (onError == OnError.THROW) {
           throw failed(e, "key", what, text);
