@@ -121,22 +121,25 @@ public final class LimitHeaders {
     Objects.requireNonNull(decisions, "decisions");
     List<String> violated = violatedPolicies(decisions);
     long retry = ceilSeconds(retryAfterMicros(decisions));
-    StringBuilder json = new StringBuilder(256);
-    json.append("{\"type\":").append(jsonString(QUOTA_EXCEEDED))
-        .append(",\"title\":").append(jsonString(QUOTA_EXCEEDED_TITLE))
-        .append(",\"status\":").append(status)
-        .append(",\"detail\":").append(jsonString("Quota exceeded for "
-            + (violated.size() == 1 ? "policy " : "policies ") + quoted(violated)
-            + "; retry after " + retry + (retry == 1 ? " second." : " seconds.")));
+    // one builder, sized for the usual body, and the constant part escaped once: written per denial
+    StringBuilder json = new StringBuilder(PROBLEM_START.length() + 160).append(PROBLEM_START).append(status)
+        .append(",\"detail\":\"Quota exceeded for ").append(violated.size() == 1 ? "policy " : "policies ");
+    for (int i = 0; i < violated.size(); i++) {
+      appendJsonContent(json.append(i == 0 ? "'" : ", '"), violated.get(i)).append('\'');
+    }
+    json.append("; retry after ").append(retry).append(retry == 1 ? " second.\"" : " seconds.\"");
     if (instance != null) {
-      json.append(",\"instance\":").append(jsonString(instance));
+      appendJsonContent(json.append(",\"instance\":\""), instance).append('"');
     }
     json.append(",\"violated-policies\":[");
     for (int i = 0; i < violated.size(); i++) {
-      json.append(i == 0 ? "" : ",").append(jsonString(violated.get(i)));
+      appendJsonContent(json.append(i == 0 ? "\"" : ",\""), violated.get(i)).append('"');
     }
     return json.append("]}").toString();
   }
+
+  private static final String PROBLEM_START = "{\"type\":" + jsonString(QUOTA_EXCEEDED)
+      + ",\"title\":" + jsonString(QUOTA_EXCEEDED_TITLE) + ",\"status\":";
 
   // ---------------------------------------------------------------------------------------------
 
@@ -196,7 +199,11 @@ public final class LimitHeaders {
 
   /** A JSON string literal: quotes, backslashes, control characters and lone surrogates escaped. */
   public static String jsonString(String s) {
-    StringBuilder sb = new StringBuilder(s.length() + 2).append('"');
+    return appendJsonContent(new StringBuilder(s.length() + 2).append('"'), s).append('"').toString();
+  }
+
+  /** Appends {@code s} escaped for the inside of a JSON string, without the quotes. */
+  private static StringBuilder appendJsonContent(StringBuilder sb, String s) {
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
       switch (c) {
@@ -220,7 +227,7 @@ public final class LimitHeaders {
         }
       }
     }
-    return sb.append('"').toString();
+    return sb;
   }
 
   /** Whole seconds, rounded up: 1.001 s is 2, 0 is 0. */
@@ -259,20 +266,15 @@ public final class LimitHeaders {
   /** The names of the denying policies (of all of them when none denied), in order. */
   public static List<String> violatedPolicies(List<Decision> decisions) {
     List<String> names = new ArrayList<>();
-    boolean anyDenied = decisions.stream().anyMatch(d -> !d.allowed());
+    boolean anyDenied = false;
+    for (Decision d : decisions) {
+      anyDenied |= !d.allowed();
+    }
     for (Decision d : decisions) {
       if (!anyDenied || !d.allowed()) {
         names.add(d.policy().name());
       }
     }
     return names;
-  }
-
-  private static String quoted(List<String> names) {
-    StringBuilder sb = new StringBuilder();
-    for (int i = 0; i < names.size(); i++) {
-      sb.append(i == 0 ? "" : ", ").append('\'').append(names.get(i)).append('\'');
-    }
-    return sb.toString();
   }
 }
