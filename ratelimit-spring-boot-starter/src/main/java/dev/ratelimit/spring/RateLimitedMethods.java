@@ -273,11 +273,11 @@ final class RateLimitedMethods {
 
   /**
    * What the method's signature tells of its variables' values ({@link Shape#of}): each parameter's
-   * declared type, by name and by position, and {@code #method} (a text). Where a parameter is of a
-   * final class, start-up refuses a property or method its values do not have, or the sandbox
-   * would not use, as every call would. A name the aspect also sets (with {@code outcome}, for a
-   * countWhen, {@code #result} and {@code #exception} too), or two variables of one name, is left
-   * unknown.
+   * declared type, by name and by position, {@code #method} (a text), and with {@code outcome} (a
+   * countWhen) {@code #result}, of the declared return type. Where one is of a final class,
+   * start-up refuses a property or method its values do not have, or the sandbox would not use, as
+   * every call would. A name the aspect also sets (with {@code outcome}, {@code #exception} too), or
+   * two variables of one name, is left unknown.
    */
   private static Map<String, Shape> shapes(Method method, String[] parameterNames, boolean outcome) {
     Map<String, Shape> shapes = new HashMap<>();
@@ -293,7 +293,7 @@ final class RateLimitedMethods {
     ASPECT_VARIABLES.forEach(shapes::remove);
     shapes.put("method", Shape.of(String.class)); // the method's name
     if (outcome) {
-      shapes.remove("result");
+      shapes.put("result", Shape.of(method.getReturnType())); // the value returned; null for a void method
       shapes.remove("exception");
     }
     return shapes;
