@@ -12,6 +12,7 @@ import dev.ratelimit.KeyedPolicy;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.Require;
+import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.spi.Backend;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -21,8 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
 
 /**
  * The embedded backend: all six algorithms in Java, state in a bounded Caffeine cache.
@@ -55,7 +56,6 @@ public final class InMemoryBackend implements Backend {
   static final int READ_SAMPLE = 64;
   /** How far the clock moves before the cache's view of it is updated by a check, ns. */
   static final long TICK_NANOS = 100_000_000L;
-  private static final long FULL_WARNING_NANOS = 60_000_000_000L;
   private static final System.Logger LOG = System.getLogger(InMemoryBackend.class.getName());
 
   private static final VarHandle LATEST;
@@ -96,8 +96,8 @@ public final class InMemoryBackend implements Backend {
   private volatile long fullCleanUpAt = Long.MIN_VALUE;
   /** Checks of new keys decided without keeping their state: the kept states filled the bound. */
   private final LongAdder notHeld = new LongAdder();
-  /** When the last warning about a full store was written (nanoTime), for one a minute at most. */
-  private final AtomicLong lastFullWarning = new AtomicLong(System.nanoTime() - FULL_WARNING_NANOS);
+  /** The warning about a full store: one line a minute at most, counting those left out. */
+  private final LogThrottle fullLog;
   /**
    * The same entries by key, for the hot path's lookup: one hash lookup straight to the entry. The
    * segments decide which entries stay (size, W-TinyLFU, expiry) and their eviction listeners remove
@@ -115,8 +115,9 @@ public final class InMemoryBackend implements Backend {
   private volatile long resetsStarted;
   private volatile long resetsDone;
 
-  private InMemoryBackend(long maximumKeys) {
+  private InMemoryBackend(long maximumKeys, LongSupplier nanoTime) {
     this.maximumKeys = maximumKeys;
+    this.fullLog = new LogThrottle(nanoTime, TimeUnit.MINUTES.toNanos(1));
     this.probation = new Segment(maximumKeys, false);
     this.kept = new Segment(maximumKeys, true);
     this.probationBound = maximumKeys;
@@ -766,7 +767,8 @@ public final class InMemoryBackend implements Backend {
 
   /**
    * Whether a new key's state may be kept: false when the kept states fill {@code maximumKeys}. Then
-   * the check is counted in {@link #keysNotHeld} and a warning is written, at most once a minute.
+   * the check is counted in {@link #keysNotHeld} and a warning is written through the limiter's one
+   * {@link LogThrottle}: at most once a minute, saying how many lines it left out since the last.
    */
   private boolean holdsNewKeys() {
     if (boundStale) {
@@ -785,12 +787,12 @@ public final class InMemoryBackend implements Backend {
       }
     }
     notHeld.increment();
-    long last = lastFullWarning.get();
-    long now = System.nanoTime();
-    if (now - last >= FULL_WARNING_NANOS && lastFullWarning.compareAndSet(last, now)) {
+    long suppressed = fullLog.tryAcquire("full"); // the line is built only when written: a flood passes here
+    if (suppressed >= 0) {
       LOG.log(System.Logger.Level.WARNING, "the in-memory rate limiter holds " + maximumKeys
           + " states that still matter (maximumKeys): checks of new keys are decided as fresh keys and"
-          + " not kept until states expire; " + notHeld.sum() + " so far. Raise maximumKeys.");
+          + " not kept until states expire; " + notHeld.sum() + " so far. Raise maximumKeys."
+          + fullLog.note(suppressed));
     }
     return false;
   }
@@ -939,6 +941,7 @@ public final class InMemoryBackend implements Backend {
   /** Configures an {@link InMemoryBackend}. */
   public static final class Builder {
     private long maximumKeys = 1_000_000;
+    private LongSupplier nanoTime = System::nanoTime;
 
     private Builder() {}
 
@@ -961,9 +964,15 @@ public final class InMemoryBackend implements Backend {
       return this;
     }
 
+    /** For tests: the clock of the full store's log throttle ({@link System#nanoTime} by default). */
+    Builder nanoTime(LongSupplier nanoTime) {
+      this.nanoTime = java.util.Objects.requireNonNull(nanoTime, "nanoTime");
+      return this;
+    }
+
     /** A new backend. */
     public InMemoryBackend build() {
-      return new InMemoryBackend(maximumKeys);
+      return new InMemoryBackend(maximumKeys, nanoTime);
     }
   }
 

@@ -4,11 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Decision;
+import dev.ratelimit.LogCapture;
 import dev.ratelimit.ManualClock;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Level;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -106,6 +109,39 @@ class StoreBoundTest {
       limiter.check("newcomer", p);
       limiter.check("newcomer", p);
       assertThat(limiter.check("newcomer", p).allowed()).as("kept again").isFalse();
+    }
+  }
+
+  /**
+   * The full store's warning goes through the one log throttle, as every other warning does: one
+   * line a minute, the next one saying how many it left out. It used to keep its own once-a-minute
+   * timer, whose lines never said what was left out.
+   */
+  @Test
+  void theFullStoreWarningIsThrottledByTheSharedLogThrottle() {
+    ManualClock clock = ManualClock.at(T);
+    AtomicLong nanos = new AtomicLong(-7); // the throttle's own clock, any start
+    InMemoryBackend backend = InMemoryBackend.builder().maximumKeys(1).nanoTime(nanos::get).build();
+    Policy p = Policy.of(1, Duration.ofHours(1));
+    String first = "the in-memory rate limiter holds 1 states that still matter (maximumKeys): checks of new keys"
+        + " are decided as fresh keys and not kept until states expire; 1 so far. Raise maximumKeys."
+        + " (logged at most once a minute)";
+    String later = "the in-memory rate limiter holds 1 states that still matter (maximumKeys): checks of new keys"
+        + " are decided as fresh keys and not kept until states expire; 4 so far. Raise maximumKeys."
+        + " (2 more since the last line) (logged at most once a minute)";
+    try (LogCapture log = new LogCapture(InMemoryBackend.class);
+        RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backend).build()) {
+      limiter.check("kept", p); // takes its whole capacity: kept, and the store is full
+      limiter.check("new-1", p);
+      assertThat(log.lines(Level.WARNING)).containsExactly(first);
+      limiter.check("new-2", p);
+      nanos.addAndGet(Duration.ofMinutes(1).toNanos() - 1);
+      limiter.checkAll("new-3", java.util.List.of(p), 1);
+      assertThat(log.lines(Level.WARNING)).as("within the minute, left out").containsExactly(first);
+      nanos.incrementAndGet();
+      limiter.check("new-4", p);
+      assertThat(log.lines(Level.WARNING)).containsExactly(first, later);
+      assertThat(backend.keysNotHeld()).isEqualTo(4);
     }
   }
 

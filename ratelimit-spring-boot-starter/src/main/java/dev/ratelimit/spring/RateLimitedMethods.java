@@ -5,12 +5,14 @@ import dev.ratelimit.Policy;
 import dev.ratelimit.annotation.RateLimited;
 import dev.ratelimit.servlet.PolicyNames;
 import dev.ratelimit.internal.expression.Pipeline;
+import dev.ratelimit.internal.expression.Shape;
 import dev.ratelimit.internal.expression.Values;
 import dev.ratelimit.internal.expression.Variables;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -237,28 +239,64 @@ final class RateLimitedMethods {
       names.add("result");
     }
     names.add("exception");
-    Variables variables = variables(names, method, parameterNames,
+    Variables variables = variables(names, shapes(method, parameterNames, true), method, parameterNames,
         result ? "#result, #exception (what the call returned or threw)" : "#exception (what the call threw)");
     return pipeline.condition(text, "@RateLimited on " + where + ": countWhen", variables, true, "the call was counted");
   }
 
   /**
-   * {@code names} as the sandbox's variables; messages list the parameters (or say how to get their
-   * names) and the aspect's variables.
+   * {@code names} as the sandbox's variables of a key or a cost; messages list the parameters (or
+   * say how to get their names) and the aspect's variables.
    */
   private static Variables variables(Set<String> names, Method method, String[] parameterNames) {
-    return variables(names, method, parameterNames, "");
+    return variables(names, shapes(method, parameterNames, false), method, parameterNames, "");
   }
 
-  /** {@link #variables(Set, Method, String[])}, the messages listing {@code more} (a text ending with ", ") first. */
-  private static Variables variables(Set<String> names, Method method, String[] parameterNames, String more) {
+  /**
+   * {@link #variables(Set, Method, String[])} with {@code shapes}, the messages listing {@code more}
+   * (a text ending with ", ") first.
+   */
+  private static Variables variables(Set<String> names, Map<String, Shape> shapes, Method method,
+      String[] parameterNames, String more) {
     String parameters = parameterNames.length > 0
         ? String.join(", ", List.of(parameterNames).stream().map(n -> "#" + n).toList()) + " (the parameters), "
         : method.getParameterCount() > 0 ? "no parameter names (compile with -parameters, or use #p0), " : "";
     Variables.Builder variables = Variables.builder().describedAs(parameters + (more.isEmpty() ? "" : more + ", ")
         + "#p0/#a0 by position, #args, #method, #request, #clientIp, #clientNetwork and #principal");
-    names.forEach(variables::add);
+    names.forEach(name -> variables.add(name, shapes.getOrDefault(name, Shape.ANY)));
     return variables.build();
+  }
+
+  /** The aspect's variables, set after the parameters: a parameter of such a name is not what it reads. */
+  private static final Set<String> ASPECT_VARIABLES = Set.of("args", "method", "request", "clientIp", "clientNetwork",
+      "principal");
+
+  /**
+   * What the method's signature tells of its variables' values ({@link Shape#of}): each parameter's
+   * declared type, by name and by position, {@code #method} (a text), and with {@code outcome} (a
+   * countWhen) {@code #result}, of the declared return type. Where one is of a final class,
+   * start-up refuses a property or method its values do not have, or the sandbox would not use, as
+   * every call would. A name the aspect also sets (with {@code outcome}, {@code #exception} too), or
+   * two variables of one name, is left unknown.
+   */
+  private static Map<String, Shape> shapes(Method method, String[] parameterNames, boolean outcome) {
+    Map<String, Shape> shapes = new HashMap<>();
+    Class<?>[] types = method.getParameterTypes();
+    for (int i = 0; i < types.length; i++) {
+      shapes.put("p" + i, Shape.of(types[i]));
+      shapes.put("a" + i, Shape.of(types[i]));
+    }
+    for (int i = 0; i < parameterNames.length && i < types.length; i++) {
+      String name = parameterNames[i];
+      shapes.put(name, shapes.containsKey(name) ? Shape.ANY : Shape.of(types[i]));
+    }
+    ASPECT_VARIABLES.forEach(shapes::remove);
+    shapes.put("method", Shape.of(String.class)); // the method's name
+    if (outcome) {
+      shapes.put("result", Shape.of(method.getReturnType())); // the value returned; null for a void method
+      shapes.remove("exception");
+    }
+    return shapes;
   }
 
   /** What expressions of {@code method} may read: its parameters and the aspect's variables. */

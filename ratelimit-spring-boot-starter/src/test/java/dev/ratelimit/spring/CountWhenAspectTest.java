@@ -239,6 +239,87 @@ class CountWhenAspectTest {
     assertThat(startUpFailure(Sandboxed.class)).contains("type references T(...) are not allowed");
   }
 
+  /**
+   * {@code #result} holds what the method returned, of its declared return type: when that is a
+   * final class (a record, a text, a boxed boolean, an enum), a step its values cannot take fails
+   * start-up, naming the method, the expression and the step. These passed start-up, then counted
+   * every call and made it throw.
+   */
+  @Test
+  void aStepTheResultOfAFinalReturnTypeCannotTakeFailsStartUp() {
+    assertThat(startUpFailure(RecordResult.class)).contains("@RateLimited on " + RecordResult.class.getName()
+        + ".run: countWhen expression '!#result.sucess' reads 'sucess' of #result, which has no such property;"
+        + " #result is a " + Outcome.class.getName());
+    assertThat(startUpFailure(TextResult.class)).contains("@RateLimited on " + TextResult.class.getName()
+        + ".run: countWhen expression '#result.isEmty()' calls isEmty() on #result, a java.lang.String, which has no"
+        + " such method");
+    assertThat(startUpFailure(BooleanResult.class)).contains("countWhen expression '#result.nope()' calls nope() on"
+        + " #result, a java.lang.Boolean, which has no such method");
+    assertThat(startUpFailure(EnumResult.class)).contains("countWhen expression '#result.declaringClass != null' is"
+        + " refused: a java.lang.Class (declaringClass of #result");
+  }
+
+  /** What a final result has passes start-up and counts; another return type is checked when called. */
+  @Test
+  void theStepsAResultHasCountAndAnotherReturnTypeIsCheckedWhenCalled() {
+    runner.withUserConfiguration(Beans.class).withBean(Results.class).run(context -> {
+      assertThat(context).hasNotFailed();
+      Results results = context.getBean(Results.class);
+      RateLimiter limiter = context.getBean(RateLimiter.class);
+      results.outcome(true);
+      results.outcome(false);
+      assertThat(room(limiter, "outcomes", Policy.of(5, Duration.ofMinutes(1)).withName("outcomes")))
+          .as("the failure counted").isEqualTo(4);
+      assertThatThrownBy(results::open).isInstanceOf(IllegalStateException.class)
+          .hasMessageStartingWith("@RateLimited on " + Results.class.getName() + ".open: countWhen")
+          .hasMessageContaining("expression '#result.isEmty()' failed: ");
+    });
+  }
+
+  /** A method's outcome, as a record. */
+  public record Outcome(boolean success) {}
+
+  public static class RecordResult {
+    @RateLimited(limit = 1, window = "1m", countWhen = "!#result.sucess")
+    public Outcome run() {
+      return new Outcome(true);
+    }
+  }
+
+  public static class TextResult {
+    @RateLimited(limit = 1, window = "1m", countWhen = "#result.isEmty()")
+    public String run() {
+      return "x";
+    }
+  }
+
+  public static class BooleanResult {
+    @RateLimited(limit = 1, window = "1m", countWhen = "#result.nope()")
+    public boolean run() {
+      return true;
+    }
+  }
+
+  public static class EnumResult {
+    @RateLimited(limit = 1, window = "1m", countWhen = "#result.declaringClass != null")
+    public Algorithm run() {
+      return Algorithm.GCRA;
+    }
+  }
+
+  public static class Results {
+    @RateLimited(key = "'outcomes'", limit = 5, window = "1m", name = "outcomes", countWhen = "!#result.success")
+    public Outcome outcome(boolean success) {
+      return new Outcome(success);
+    }
+
+    /** Its declared type is not final: checked when called. */
+    @RateLimited(limit = 5, window = "1m", countWhen = "#result.isEmty()")
+    public CharSequence open() {
+      return "x";
+    }
+  }
+
   /** A configured policy cannot become a leaky bucket under a countWhen, at start-up or by an update. */
   @Test
   void aConfiguredPolicyIsRefusedALeakyBucket() {

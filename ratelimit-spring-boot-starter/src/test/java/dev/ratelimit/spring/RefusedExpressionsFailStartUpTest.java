@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
@@ -85,6 +86,143 @@ class RefusedExpressionsFailStartUpTest {
               + expression + "'"));
     }
     assertThat(CALLS).hasValue(0);
+  }
+
+  /**
+   * A parameter of a final class (a text, a number, a record, an enum) holds values of that very
+   * class, so a method or property its values do not have, or that the sandbox would not use, is
+   * known at start-up: it fails start-up, naming the method, the expression and the step. These
+   * used to pass start-up, then fail every call; an enum's {@code declaringClass} reached a Class.
+   */
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "Typo         | key  | #name.nmae()                   | calls nmae() on #name, a java.lang.String, which has no such method",
+      "Chained      | key  | #name.trim().nmae()            | calls nmae() on #name.trim(), a java.lang.String, which has no such method",
+      "Static       | key  | #p0.valueOf(1)                 | whose valueOf() is never called: it is static",
+      "RecordTypo   | key  | #user.nmae                     | reads 'nmae' of #user, which has no such property",
+      "EnumClass    | key  | #tier.declaringClass           | is refused: a java.lang.Class (declaringClass of #tier",
+      "EnumGetClass | key  | #tier.getDeclaringClass().name | is refused: a java.lang.Class (getDeclaringClass() of #tier",
+      "MethodName   | key  | #method.nmae()                 | calls nmae() on #method, a java.lang.String, which has no such method",
+      "NumberTypo   | cost | #count.nope()                  | calls nope() on #count, a java.lang.Integer, which has no such method",
+      "Arity        | cost | #name.length(1)                | calls length() with 1 argument on #name, a java.lang.String, whose length() takes 0",
+  })
+  void aStepAParameterOfAFinalClassCannotTakeFailsStartUp(String service, String attribute, String expression,
+      String why) throws ClassNotFoundException {
+    Class<?> bean = Class.forName(FinalParameters.class.getName() + "$" + service);
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class))
+        .withBean(bean)
+        .run(context -> assertThat(context).as(expression).hasFailed().getFailure()
+            .hasStackTraceContaining("@RateLimited on " + bean.getName() + ".call: " + attribute + " expression '"
+                + expression + "' ")
+            .hasStackTraceContaining(why));
+    assertThat(CALLS).hasValue(0);
+  }
+
+  /**
+   * A parameter of any other type (an interface, a class that may be extended, {@code Object}) may
+   * hold a value of a class with more methods: not checked at start-up, so such a mistake fails each
+   * call, before the method runs; and an enum's Class is refused there too.
+   */
+  @Test
+  void aParameterOfAnotherTypeIsCheckedWhenCalled() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class))
+        .withBean(FinalParameters.Open.class)
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          FinalParameters.Open open = context.getBean(FinalParameters.Open.class);
+          assertThatThrownBy(() -> open.typo("ann")).isInstanceOf(IllegalStateException.class)
+              .hasMessageStartingWith("@RateLimited on " + FinalParameters.Open.class.getName() + ".typo: key"
+                  + " expression '#name.nmae()' failed: ");
+          assertThatThrownBy(() -> open.tier(FinalParameters.Tier.GOLD)).isInstanceOf(IllegalStateException.class)
+              .hasMessageStartingWith("@RateLimited on " + FinalParameters.Open.class.getName() + ".tier: key"
+                  + " expression '#tier.declaringClass' failed: ");
+        });
+    assertThat(CALLS).hasValue(0);
+  }
+
+  /** One service per refused step; parameters of final classes. */
+  static final class FinalParameters {
+    public record User(String id, String name) {}
+
+    public enum Tier { GOLD }
+
+    public static class Typo {
+      @RateLimited(key = "#name.nmae()", limit = 5, window = "1m")
+      public String call(String name) {
+        return ran();
+      }
+    }
+
+    public static class Chained {
+      @RateLimited(key = "#name.trim().nmae()", limit = 5, window = "1m")
+      public String call(String name) {
+        return ran();
+      }
+    }
+
+    public static class Static {
+      @RateLimited(key = "#p0.valueOf(1)", limit = 5, window = "1m")
+      public String call(String name) {
+        return ran();
+      }
+    }
+
+    public static class RecordTypo {
+      @RateLimited(key = "#user.nmae", limit = 5, window = "1m")
+      public String call(User user) {
+        return ran();
+      }
+    }
+
+    public static class EnumClass {
+      @RateLimited(key = "#tier.declaringClass", limit = 5, window = "1m")
+      public String call(Tier tier) {
+        return ran();
+      }
+    }
+
+    public static class EnumGetClass {
+      @RateLimited(key = "#tier.getDeclaringClass().name", limit = 5, window = "1m")
+      public String call(Tier tier) {
+        return ran();
+      }
+    }
+
+    public static class MethodName {
+      @RateLimited(key = "#method.nmae()", limit = 5, window = "1m")
+      public String call(String user) {
+        return ran();
+      }
+    }
+
+    public static class NumberTypo {
+      @RateLimited(key = "'k'", cost = "#count.nope()", limit = 5, window = "1m")
+      public String call(int count) {
+        return ran();
+      }
+    }
+
+    public static class Arity {
+      @RateLimited(key = "'k'", cost = "#name.length(1)", limit = 5, window = "1m")
+      public String call(String name) {
+        return ran();
+      }
+    }
+
+    /** Parameters of types that are not final: checked when called. */
+    public static class Open {
+      @RateLimited(key = "#name.nmae()", limit = 5, window = "1m")
+      public String typo(CharSequence name) {
+        return ran();
+      }
+
+      @RateLimited(key = "#tier.declaringClass", limit = 5, window = "1m")
+      public String tier(Enum<?> tier) {
+        return ran();
+      }
+    }
   }
 
   @Test

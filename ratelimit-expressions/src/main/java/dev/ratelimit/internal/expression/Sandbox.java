@@ -1,10 +1,16 @@
 package dev.ratelimit.internal.expression;
 
+import java.lang.reflect.Field;
+import java.lang.reflect.Member;
+import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 import org.springframework.expression.BeanResolver;
 import org.springframework.expression.Expression;
@@ -28,8 +34,6 @@ import org.springframework.expression.spel.ast.TypeReference;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
-import org.springframework.expression.spel.support.DataBindingMethodResolver;
-import org.springframework.expression.spel.support.DataBindingPropertyAccessor;
 import org.springframework.expression.spel.support.MapAccessor;
 
 /**
@@ -40,14 +44,17 @@ import org.springframework.expression.spel.support.MapAccessor;
  *
  * <p>Never allowed: type references ({@code T(...)}), constructors, function calls
  * ({@code #f(...)}), assignments, unknown variables, reading properties of nothing (a bare
- * {@code clientIp} for {@code #clientIp}), a value's class ({@code .class}, {@code getClass()})
- * and {@code Object}'s other final methods. What a door may allow, as explicit settings:
+ * {@code clientIp} for {@code #clientIp}), a value's class ({@code .class}, {@code getClass()},
+ * or any property or method that gives a {@code Class}, such as an enum's
+ * {@code declaringClass}) and {@code Object}'s other final methods. What a door may allow, as
+ * explicit settings:
  * <ul>
  *   <li>{@link Builder#properties}: its own property readers (the filter's request properties),
  *       tried first;</li>
  *   <li>{@link Builder#dataObjects}: reading maps by key and objects by getter (read-only), and
  *       calling instance methods of data objects ({@code @RateLimited}); without it, method calls
- *       are refused;</li>
+ *       are refused. A variable of a final class ({@link Shape#of}) is followed when parsed: a
+ *       property or method its values do not have, or that may not be used, is refused then;</li>
  *   <li>{@link Builder#beans}: {@code @name} bean references, to beans that exist; without it,
  *       refused.</li>
  * </ul>
@@ -65,17 +72,23 @@ public final class Sandbox {
   final List<MethodResolver> methodResolvers;
   final BeanResolver beans;
   private final Predicate<String> beanExists;
+  /** How data objects are read and called; null without {@link Builder#dataObjects}. */
+  private final DataObjects data;
+  /** Whether the door has property readers of its own, tried before the data objects' one. */
+  private final boolean ownProperties;
 
   private Sandbox(Builder b) {
     List<PropertyAccessor> accessors = new ArrayList<>(b.properties);
+    this.data = b.dataObjects ? new DataObjects() : null;
     if (b.dataObjects) {
       accessors.add(new MapAccessor(false));
-      accessors.add(DataBindingPropertyAccessor.forReadOnlyAccess());
+      accessors.add(data.properties);
     }
     this.propertyAccessors = List.copyOf(accessors);
-    this.methodResolvers = b.dataObjects ? List.of(DataBindingMethodResolver.forInstanceMethodInvocation()) : List.of();
+    this.methodResolvers = b.dataObjects ? List.of(data.methods) : List.of();
     this.beans = b.beans;
     this.beanExists = b.beanExists;
+    this.ownProperties = !b.properties.isEmpty();
   }
 
   /** A sandbox that allows nothing but what every one allows. */
@@ -112,7 +125,7 @@ public final class Sandbox {
     }
     SpelNode ast = ((SpelExpression) expression).getAST();
     new Check(text, what, variables).nodes(ast);
-    checkProperties(ast, false, text, what, variables);
+    checkSteps(ast, false, text, what, variables);
     return expression;
   }
 
@@ -201,10 +214,7 @@ public final class Sandbox {
         }
       }
       if (refused != null) {
-        throw new IllegalArgumentException(what + " expression '" + text + "' is refused: " + refused
-            + " not allowed in rate-limit expressions (at '" + node.toStringAST() + "'); use the variables ("
-            + variables.describe() + ")" + (allowsMethodCalls() ? ", their properties and methods" : ", indexing such"
-            + " as #map['key']") + " and operators");
+        throw refused(text, what, variables, refused, node.toStringAST());
       }
       for (int i = 0; i < node.getChildCount(); i++) {
         nodes(node.getChild(i));
@@ -213,15 +223,27 @@ public final class Sandbox {
   }
 
   /**
-   * Refuses a property the evaluation could never read: a chain that starts at a variable
+   * The refusal of {@code text} for what {@code refused} names ({@code "assignments are"}), at
+   * {@code at}, saying what to use instead.
+   */
+  private IllegalArgumentException refused(String text, String what, Variables variables, String refused, String at) {
+    return new IllegalArgumentException(what + " expression '" + text + "' is refused: " + refused
+        + " not allowed in rate-limit expressions (at '" + at + "'); use the variables (" + variables.describe()
+        + ")" + (allowsMethodCalls() ? ", their properties and methods" : ", indexing such as #map['key']")
+        + " and operators");
+  }
+
+  /**
+   * Refuses a step the evaluation could never take: a chain that starts at a variable
    * ({@code #request.remoteAddr}) is followed step by step through its {@link Shape}, so that a
    * typo, or a property of a map or a text ({@code #headers.Authorization}), fails here instead of
    * on every evaluation. A bare name ({@code clientIp} for {@code #clientIp}) reads a property of
-   * nothing (the root object is null), and is refused too.
+   * nothing (the root object is null), and is refused too. From a value of a final class
+   * ({@link Shape#of}), method calls are followed too ({@link #typed}).
    *
    * @param relative whether {@code node} reads from a value before it (a chain's step, a selection's element)
    */
-  private static void checkProperties(SpelNode node, boolean relative, String text, String what, Variables variables) {
+  private void checkSteps(SpelNode node, boolean relative, String text, String what, Variables variables) {
     if (node instanceof PropertyOrFieldReference property && !relative) {
       throw new IllegalArgumentException(what + " expression '" + text + "' reads '" + property.getName()
           + "' of nothing; variables start with #, e.g. #" + property.getName());
@@ -234,7 +256,11 @@ public final class Sandbox {
       String[] why = new String[1];
       for (int i = 1; i < node.getChildCount() && !shape.isAny(); i++) {
         SpelNode step = node.getChild(i);
-        if (step instanceof PropertyOrFieldReference property) {
+        if (shape.type() != null) {
+          Class<?> type = shape.type();
+          shape = typed(type, step, path, text, what, variables);
+          path = path + "." + (step instanceof MethodReference call ? call.getName() + "()" : step.toStringAST());
+        } else if (step instanceof PropertyOrFieldReference property) {
           shape = shape.property(property.getName(), path, why);
           if (shape == null) {
             throw new IllegalArgumentException(what + " expression '" + text + "' reads '" + property.getName()
@@ -251,9 +277,86 @@ public final class Sandbox {
     }
     boolean elements = node instanceof Selection || node instanceof Projection;
     for (int i = 0; i < node.getChildCount(); i++) {
-      checkProperties(node.getChild(i), relative || elements || (node instanceof CompoundExpression && i > 0),
+      checkSteps(node.getChild(i), relative || elements || (node instanceof CompoundExpression && i > 0),
           text, what, variables);
     }
+  }
+
+  /**
+   * The shape of what {@code step} gives when taken from a value of the final class {@code type}
+   * at {@code path}: the property or method the evaluation would use is looked up now, by the same
+   * rules ({@link DataObjects}), and a step no value of the class could take fails here instead of
+   * on every evaluation, naming the property or method.
+   */
+  private Shape typed(Class<?> type, SpelNode step, String path, String text, String what, Variables variables) {
+    boolean nullSafe = step instanceof PropertyOrFieldReference p ? p.isNullSafe()
+        : step instanceof MethodReference m && m.isNullSafe();
+    if (data == null || (nullSafe && type == Optional.class)) {
+      return Shape.ANY; // ?. on an Optional reads the value it holds, of a type not known here
+    }
+    String a = path + ", a " + type.getName();
+    if (step instanceof PropertyOrFieldReference property) {
+      String name = property.getName();
+      if (ownProperties || Map.class.isAssignableFrom(type)) {
+        return Shape.ANY; // the door's readers, or the map's entries, are tried first
+      }
+      Member member = data.properties.member(type, name);
+      if (member != null) {
+        return Shape.of(member instanceof Method getter ? getter.getReturnType() : ((Field) member).getType());
+      }
+      if (DataObjects.reflective(type)) {
+        throw refused(text, what, variables, "reading a " + type.getName() + " (" + path + ") is", name);
+      }
+      Member any = DataObjects.ANY_PROPERTY.member(type, name);
+      Class<?> gives = any instanceof Method getter ? getter.getReturnType() : any instanceof Field f ? f.getType() : null;
+      if (gives != null && DataObjects.reflective(gives)) {
+        throw refused(text, what, variables, "a " + gives.getName() + " (" + name + " of " + a + ") is", name);
+      }
+      throw new IllegalArgumentException(what + " expression '" + text + "' reads '" + name + "' of " + path
+          + ", which has no such property; " + path + " is a " + type.getName() + (any instanceof Method getter
+          ? ", whose " + getter.getName() + "() is not read: " + DataObjects.refusal(getter, type, false)
+          : ": it has no public getter, accessor or field '" + name + "'"));
+    }
+    if (step instanceof MethodReference call) {
+      String name = call.getName();
+      int arguments = call.getChildCount();
+      List<Method> named = data.methods.named(type, name);
+      if (named.isEmpty()) {
+        throw new IllegalArgumentException(what + " expression '" + text + "' calls " + name + "() on " + a
+            + ", which has no such method");
+      }
+      List<Method> callable = new ArrayList<>();
+      for (Method method : named) {
+        if (DataObjects.refusal(method, type, true) == null) {
+          callable.add(method);
+        }
+      }
+      if (callable.isEmpty()) {
+        Method first = named.get(0);
+        if (DataObjects.reflective(first.getReturnType()) || DataObjects.reflective(type)) {
+          throw refused(text, what, variables, DataObjects.reflective(type) ? "calling a " + type.getName() + " ("
+              + path + ") is" : "a " + first.getReturnType().getName() + " (" + name + "() of " + a + ") is", name + "()");
+        }
+        throw new IllegalArgumentException(what + " expression '" + text + "' calls " + name + "() on " + a
+            + ", whose " + name + "() is never called: " + DataObjects.refusal(first, type, true));
+      }
+      Set<Integer> takes = new TreeSet<>();
+      Set<Class<?>> gives = new HashSet<>();
+      for (Method method : callable) {
+        takes.add(method.getParameterCount());
+        if (method.getParameterCount() == arguments
+            || (method.isVarArgs() && arguments >= method.getParameterCount() - 1)) {
+          gives.add(method.getReturnType());
+        }
+      }
+      if (gives.isEmpty()) {
+        throw new IllegalArgumentException(what + " expression '" + text + "' calls " + name + "() with " + arguments
+            + " argument" + (arguments == 1 ? "" : "s") + " on " + a + ", whose " + name + "() takes "
+            + takes.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(" or ")));
+      }
+      return gives.size() == 1 ? Shape.of(gives.iterator().next()) : Shape.ANY;
+    }
+    return Shape.ANY; // an index, a selection, a projection: not followed
   }
 
   /** The settings of a sandbox. */

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -46,6 +47,22 @@ class SandboxTest {
       return name + " (" + id + ")";
     }
   }
+
+  /** An enum, whose class has a static getter: the Class of an enum must never be reached. */
+  public enum Tier {
+    GOLD;
+
+    /** Trips the canary: a static method, called by reading a property of the Class. */
+    public static int getTripped() {
+      return Canary.trip();
+    }
+  }
+
+  /** Variables whose classes are known when parsed: final ones are followed, others are not. */
+  private static final Variables TYPED = Variables.builder().add("name", Shape.of(String.class))
+      .add("user", Shape.of(User.class)).add("tier", Shape.of(Tier.class)).add("count", Shape.of(int.class))
+      .add("maybe", Shape.of(Optional.class)).add("items", Shape.of(List.class)).add("text", Shape.of(CharSequence.class))
+      .build();
 
   @BeforeEach
   void resetCanary() {
@@ -154,6 +171,96 @@ class SandboxTest {
         .hasMessageContaining("r: key expression '" + expression + "' reads ")
         .hasMessageContaining(why);
     assertThat(PLAIN.parse("#request.userPrincipal?.name ?: #request.remoteAddr", "r: key", variables)).isNotNull();
+  }
+
+  /**
+   * An enum's {@code declaringClass} reached its Class, and through the Class the static getters of
+   * the enum's class (a static call the sandbox never makes): both refused when run, whatever is
+   * known of the variable when parsed, as is reading anything of a Class the application passes.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {
+      "#tier.declaringClass",
+      "#tier.getDeclaringClass()",
+      "#tier.declaringClass.tripped",
+      "#tier.getDeclaringClass().tripped",
+      "#type.tripped",
+      "#type.name",
+  })
+  void noClassIsReachedNorReadWhenRun(String expression) {
+    SandboxContext context = DATA.context();
+    context.setVariable("tier", Tier.GOLD);
+    context.setVariable("type", Tier.class);
+    assertThat(catchThrowable(() -> new SpelExpressionParser().parseExpression(expression).getValue(context)))
+        .as(expression).isNotNull();
+    assertThat(Canary.TRIPS).hasValue(0);
+    assertThat(catchThrowable(() -> DATA.parse(expression, "m: key", Variables.builder().add("tier", Shape.of(Tier.class))
+        .add("type", Shape.of(Class.class)).build()))).as("refused when parsed: the classes are final")
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  /**
+   * From a variable of a final class, each step is checked when parsed by the rules it is run by:
+   * a method or property the class does not have, or the sandbox does not use, fails here, naming
+   * it, instead of on every evaluation.
+   */
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "#name.nmae()                  | calls nmae() on #name, a java.lang.String, which has no such method",
+      "#name.toUpperCase().nmae()    | calls nmae() on #name.toUpperCase(), a java.lang.String, which has no such method",
+      "#name.valueOf(1)              | calls valueOf() on #name, a java.lang.String, whose valueOf() is never called: it is static",
+      "#name.charAt()                | calls charAt() with 0 arguments on #name, a java.lang.String, whose charAt() takes 1",
+      "#count.nope()                 | calls nope() on #count, a java.lang.Integer, which has no such method",
+      "#maybe.nope()                 | calls nope() on #maybe, a java.util.Optional, which has no such method",
+      "#user.nmae                    | reads 'nmae' of #user, which has no such property; #user is a "
+          + "dev.ratelimit.internal.expression.SandboxTest$User: it has no public getter, accessor or field 'nmae'",
+      "#user.id().nmae               | reads 'nmae' of #user.id(), which has no such property; #user.id() is a java.lang.String",
+      "#tier.declaringClass          | is refused: a java.lang.Class (declaringClass of #tier, a "
+          + "dev.ratelimit.internal.expression.SandboxTest$Tier) is not allowed in rate-limit expressions (at 'declaringClass')",
+      "#tier.getDeclaringClass()     | is refused: a java.lang.Class (getDeclaringClass() of #tier, a "
+          + "dev.ratelimit.internal.expression.SandboxTest$Tier) is not allowed",
+      "#tier.declaringClass.name     | (at 'declaringClass')",
+  })
+  void stepsFromAFinalClassAreCheckedWhenParsed(String expression, String why) {
+    assertThatThrownBy(() -> DATA.parse(expression, "m: key", TYPED))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("m: key expression '" + expression + "' ")
+        .hasMessageContaining(why);
+  }
+
+  /** What a final class's values do have passes, and runs; other types are not followed when parsed. */
+  @Test
+  void stepsAFinalClassTakesPassAndRun() {
+    SandboxContext context = DATA.context();
+    context.setVariable("name", "ann");
+    context.setVariable("user", new User("u-1", "Ann"));
+    context.setVariable("tier", Tier.GOLD);
+    context.setVariable("count", 7);
+    context.setVariable("maybe", Optional.of(new User("u-2", "Bo")));
+    Map<String, Object> expected = new java.util.LinkedHashMap<>();
+    expected.put("#name.toUpperCase()", "ANN");
+    expected.put("#name.substring(1).length()", 2);
+    expected.put("#name.split('n')[0]", "a");
+    expected.put("#name?.length()", 3);
+    expected.put("#user.name", "Ann");
+    expected.put("#user.display.toLowerCase()", "ann (u-1)");
+    expected.put("#user.id().length()", 3);
+    expected.put("#user.toString()", "User[id=u-1, name=Ann]");
+    expected.put("#tier.name()", "GOLD");
+    expected.put("#tier.ordinal()", 0);
+    expected.put("#count.toString()", "7");
+    expected.put("#maybe?.name", "Bo");
+    expected.put("#maybe.isPresent()", true);
+    expected.put("#method.length()", 6);
+    context.setVariable("method", "charge");
+    Variables variables = Variables.builder().addAll(TYPED).add("method", Shape.of(String.class)).build();
+    expected.forEach((expression, value) -> assertThat(DATA.parse(expression, "m: key", variables).getValue(context))
+        .as(expression).isEqualTo(value));
+    assertThat(DATA.parse("#items.nmae()", "m: key", TYPED)).as("an interface: not followed").isNotNull();
+    assertThat(DATA.parse("#text.nmae()", "m: key", TYPED)).isNotNull();
+    assertThat(Shape.of(List.class).isAny()).isTrue();
+    assertThat(Shape.of(String[].class).isAny()).isTrue();
+    assertThat(Shape.of(void.class).isAny()).isTrue();
   }
 
   @Test
