@@ -7,9 +7,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * {@code checkAll} on a plain in-memory limiter (no listener, near-cache or shadow policies) goes
@@ -47,8 +47,8 @@ class PlainCheckAllTest {
   }
 
   /**
-   * The backend failing inside a plain checkAll (a bug, injected through its package-private
-   * renewal hook): the failure mode answers, nothing escapes, and the key answers again afterwards.
+   * The backend failing inside a plain checkAll (a bug, {@link RenewalHook}): the failure mode
+   * answers, nothing escapes, and the key answers again afterwards.
    */
   @Test
   void aFailingBackendLeavesTheAnswerToTheFailureMode() throws Exception {
@@ -59,15 +59,11 @@ class PlainCheckAllTest {
       Policy first = Policy.of(1, Duration.ofMinutes(1)).withName("first");
       Policy second = Policy.of(1, Duration.ofMinutes(1)).withName("second");
       assertThat(limiter.checkAll("k", List.of(first), 1).allowed()).isTrue();
-      java.lang.reflect.Field hook = InMemoryBackend.class.getDeclaredField("renewalHook");
-      hook.setAccessible(true);
-      hook.set(backend, (java.util.function.LongConsumer) oldHold -> {
-        throw new IllegalStateException("injected");
-      });
+      RenewalHook.fail(backend);
       MultiDecision failed = limiter.checkAll("k", List.of(second), 1);
       assertThat(failed.allowed()).as("FAIL_CLOSED decides, though the check would pass").isFalse();
       assertThat(failed.decisions()).allMatch(Decision::isDegraded);
-      hook.set(backend, null);
+      RenewalHook.clear(backend);
       assertThat(limiter.checkAll("k", List.of(first, second), 1).allowed()).as("first's unit is used").isFalse();
       assertThat(limiter.checkAll("other", List.of(first, second), 1).allowed()).isTrue();
     }

@@ -77,11 +77,10 @@ class TryAcquireTest {
     }
   }
 
-  /** With a listener (not plain) the answer goes through check: the decision is reported. */
   /**
-   * The in-memory backend failing inside a check (a bug, injected here through its renewal hook, by
-   * reflection: it is package-private): the fast path's answer is the failure mode's, as check's is,
-   * nothing escapes into the caller, and the key's lock is left free for the next check.
+   * The in-memory backend failing inside a check (a bug, {@link RenewalHook}): the fast path's
+   * answer is the failure mode's, as check's is, nothing escapes into the caller, and the key's
+   * lock is left free for the next check.
    */
   @Test
   void aFailingBackendLeavesTheAnswerToTheFailureMode() throws Exception {
@@ -92,19 +91,16 @@ class TryAcquireTest {
       Policy first = Policy.of(1, Duration.ofMinutes(1)).withName("first");
       Policy second = Policy.of(1, Duration.ofMinutes(1)).withName("second");
       assertThat(limiter.tryAcquire("k", first)).isTrue();
-      java.lang.reflect.Field hook = InMemoryBackend.class.getDeclaredField("renewalHook");
-      hook.setAccessible(true);
-      hook.set(backend, (java.util.function.LongConsumer) oldHold -> {
-        throw new IllegalStateException("injected");
-      });
+      RenewalHook.fail(backend);
       // a second policy on the key moves the key's expiry, so the hook runs inside the check
       assertThat(limiter.tryAcquire("k", second)).as("FAIL_CLOSED decides, though the check would pass").isFalse();
-      hook.set(backend, null);
+      RenewalHook.clear(backend);
       assertThat(limiter.tryAcquire("k", first)).as("the key answers again: its one unit is used").isFalse();
       assertThat(limiter.tryAcquire("other", first)).isTrue();
     }
   }
 
+  /** With a listener (not plain) the answer goes through check: the decision is reported. */
   @Test
   void aListenerHearsEveryAnswer() {
     ManualClock clock = ManualClock.at(START);

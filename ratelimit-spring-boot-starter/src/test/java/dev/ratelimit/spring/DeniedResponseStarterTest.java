@@ -6,9 +6,6 @@ import dev.ratelimit.annotation.RateLimited;
 import dev.ratelimit.tck.docs.DocPage;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.AfterAll;
@@ -18,7 +15,6 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.env.YamlPropertySourceLoader;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.io.ByteArrayResource;
@@ -31,7 +27,6 @@ import org.springframework.web.bind.annotation.RestController;
  * {@code @RateLimited} controller, overridden by a filter rule.
  */
 class DeniedResponseStarterTest {
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
   private static final String PAGE = "docs/spring-boot.md";
   private static ConfigurableApplicationContext app;
 
@@ -93,9 +88,7 @@ class DeniedResponseStarterTest {
   }
 
   private static HttpResponse<String> get(String path) throws Exception {
-    int port = ((WebServerApplicationContext) app).getWebServer().getPort();
-    return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
-        HttpResponse.BodyHandlers.ofString());
+    return AppHttp.get(app, path);
   }
 
   @Test

@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.ManualClock;
 import dev.ratelimit.annotation.RateLimited;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -16,7 +13,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
@@ -29,7 +25,6 @@ import org.springframework.web.bind.annotation.RestController;
  * quota remained when the filter had none left).
  */
 class FilterAndAnnotationHeadersTest {
-  private static final HttpClient HTTP = HttpClient.newHttpClient();
   private static ConfigurableApplicationContext app;
 
   @RestController
@@ -77,9 +72,7 @@ class FilterAndAnnotationHeadersTest {
   }
 
   private static HttpResponse<String> get(String path) throws Exception {
-    int port = ((WebServerApplicationContext) app).getWebServer().getPort();
-    return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
-        HttpResponse.BodyHandlers.ofString());
+    return AppHttp.get(app, path);
   }
 
   @Test
