@@ -15,7 +15,11 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
-/** A limiter whose checks are observed ({@link RateLimitObservation}). */
+/**
+ * A limiter whose checks are observed ({@link RateLimitObservation}). Every method of {@link
+ * RateLimiter}, the interface's defaults too, is passed on to the wrapped limiter: a default
+ * re-implements a method through others and would lose what the wrapped limiter does its own way.
+ */
 final class ObservedRateLimiter implements RateLimiter {
   private final RateLimiter delegate;
   private final ObservationRegistry registry;
@@ -28,14 +32,27 @@ final class ObservedRateLimiter implements RateLimiter {
   }
 
   @Override
-  public Decision check(String key, Policy policy, long cost) {
+  public Decision check(String key, Policy policy) {
     if (registry.isNoop() || policy == null) { // no policy: the limiter's refusal, unobserved
+      return delegate.check(key, policy);
+    }
+    return observedOne(policy, () -> delegate.check(key, policy));
+  }
+
+  @Override
+  public Decision check(String key, Policy policy, long cost) {
+    if (registry.isNoop() || policy == null) {
       return delegate.check(key, policy, cost);
     }
+    return observedOne(policy, () -> delegate.check(key, policy, cost));
+  }
+
+  /** {@code call}, a check of {@code policy}, observed. */
+  private Decision observedOne(Policy policy, Supplier<Decision> call) {
     Observation observation = start(policy.name());
     CheckOutcomes outcomes = CheckOutcomes.open();
     try (Observation.Scope scope = observation.openScope()) {
-      Decision decision = delegate.check(key, policy, cost);
+      Decision decision = call.get();
       decided(observation, decision.allowed(), outcomes.of(decision));
       return decision;
     } catch (RuntimeException | Error e) {
@@ -45,6 +62,14 @@ final class ObservedRateLimiter implements RateLimiter {
       outcomes.close();
       observation.stop();
     }
+  }
+
+  @Override
+  public boolean tryAcquire(String key, Policy policy) {
+    if (registry.isNoop()) {
+      return delegate.tryAcquire(key, policy);
+    }
+    return check(key, policy).allowed(); // the decision is needed for its outcome, as below
   }
 
   @Override
@@ -214,6 +239,16 @@ final class ObservedRateLimiter implements RateLimiter {
       }
     }
     return names.toString();
+  }
+
+  /**
+   * The wrapped limiter's peek, unobserved: it consumes nothing and is not a check. Passed on, not
+   * the interface's default, which would answer from {@link #inspect} without the limiter's
+   * timeout, circuit breaker, failure mode, shadow policies and listener.
+   */
+  @Override
+  public MultiDecision peekAll(String key, List<Policy> policies, long cost) {
+    return delegate.peekAll(key, policies, cost);
   }
 
   @Override

@@ -44,8 +44,9 @@ public final class RateLimitObservation {
 
   /**
    * {@code limiter} with each check ({@code check}, {@code tryAcquire}, {@code checkAll},
-   * {@code checkAsync}) observed in {@code registry}; {@code inspect} and {@code reset} are not
-   * checks, and are not observed.
+   * {@code checkAsync}) observed in {@code registry}; {@code peekAll}, {@code inspect} and {@code
+   * reset} consume nothing and are not observed. Every method is the wrapped limiter's, its own
+   * {@code peekAll} (timeout, breaker, failure mode, shadow policies) included.
    */
   public static RateLimiter observe(RateLimiter limiter, ObservationRegistry registry) {
     Objects.requireNonNull(limiter, "limiter");

@@ -16,7 +16,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.redisson.Redisson;
@@ -134,10 +133,34 @@ class BootRedisConnectionTest {
     assertThat(holders).as("keys on several masters: one connection would have got MOVED").hasSizeGreaterThan(1);
   }
 
+  /**
+   * spring.data.redis.host and port (one server) naming a node of a Cluster of several: start-up
+   * fails as for ratelimit.redis.url (RedisClients, the one check), naming what to set instead;
+   * a service connection's one server too.
+   */
+  @Test
+  void aNodeOfAClusterOfSeveralAsOneServerFailsStartUp() {
+    RedisServer node = RedisCluster.shared().nodes().get(0); // of 3 masters
+    String address = node.host() + ":" + node.port();
+    runner.withPropertyValues("spring.data.redis.host=" + node.host(), "spring.data.redis.port=" + node.port())
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("spring.data.redis: Redis at " + address + " is a node of a Redis Cluster of 3")
+            .hasStackTraceContaining("spring.data.redis.cluster.nodes"));
+    runner.withPropertyValues("spring.data.redis.url=" + node.url())
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasStackTraceContaining("spring.data.redis: Redis at " + address + " is a node of a Redis Cluster of 3"));
+    runner.withBean(DataRedisConnectionDetails.class, () -> new DataRedisConnectionDetails() {
+      @Override
+      public Standalone getStandalone() {
+        return Standalone.of(node.host(), node.port(), 0);
+      }
+    }).run(context -> assertThat(context).hasFailed().getFailure()
+        .hasStackTraceContaining("Redis at " + address + " is a node of a Redis Cluster of 3"));
+  }
+
   @Test
   void tlsWithTheSslBundlesTrust(@TempDir Path dir) {
-    Assumptions.assumeTrue(RedisServer.binarySupportsTls(),
-        () -> RedisServer.binary() + " was built without TLS: the TLS test is skipped");
+    // never skipped: a redis-server without TLS fails here, naming -Dratelimit.redis.binary
     TestCertificates certs = TestCertificates.create(dir);
     try (RedisServer redis = RedisServer.builder().tls(certs).password("s3cret").start()) {
       List<String> server = List.of("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + redis.port(),

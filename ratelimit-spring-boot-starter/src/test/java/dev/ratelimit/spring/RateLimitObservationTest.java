@@ -1,6 +1,7 @@
 package dev.ratelimit.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.Decision;
@@ -17,6 +18,8 @@ import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistryAssert;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -137,6 +140,38 @@ class RateLimitObservationTest {
         Map.of("ratelimit.policy", "wide,api", "ratelimit.decision", "allowed", "ratelimit.outcome", "allowed"),
         Map.of("ratelimit.policy", "wide,api", "ratelimit.decision", "denied", "ratelimit.outcome", "denied"));
     assertKeyNeverAppears();
+  }
+
+  /**
+   * Every method of the interface is the observed limiter's own, passed on: a default it inherited
+   * would answer through other methods, without what the wrapped limiter does its own way.
+   */
+  @Test
+  void everyMethodOfTheInterfaceIsPassedOn() {
+    for (Method method : RateLimiter.class.getMethods()) {
+      if (!Modifier.isStatic(method.getModifiers())) {
+        assertThatCode(() -> ObservedRateLimiter.class.getDeclaredMethod(method.getName(), method.getParameterTypes()))
+            .as("ObservedRateLimiter declares %s", method).doesNotThrowAnyException();
+      }
+    }
+  }
+
+  /**
+   * peekAll is the wrapped limiter's, whose shadow policy never denies a peek; the interface's
+   * default, from inspect, would deny it. Not a check: not observed.
+   */
+  @Test
+  void peekAllIsTheWrappedLimitersAndUnobserved() {
+    RateLimiter plain = RateLimiter.builder().clock(dev.ratelimit.ManualClock.at(java.time.Instant.EPOCH))
+        .shadowPolicies(java.util.Set.of("api")).build();
+    RateLimiter limiter = RateLimitObservation.observe(plain, registry);
+    assertThat(plain.check(KEY, API).allowed()).isTrue(); // the one unit of the minute
+    assertThat(plain.inspect(KEY, API).allowed()).as("what the default would answer from").isFalse();
+
+    MultiDecision peek = limiter.peekAll(KEY, List.of(API), 1);
+    assertThat(peek.allowed()).as("a shadow policy's peek is allowed").isTrue();
+    assertThat(peek).isEqualTo(plain.peekAll(KEY, List.of(API), 1));
+    assertThat(stopped).isEmpty();
   }
 
   @Test

@@ -116,7 +116,10 @@ public final class LimitHeaders {
     return d.allowed() ? d.resetAfterMicros() : d.retryAfterMicros();
   }
 
-  /** {@link #problemJson(List, String)} with another {@code status} member, that of a configured response. */
+  /**
+   * The problem body of {@link dev.ratelimit.servlet.RateLimitResponses#problemJson(List, String)}
+   * with another {@code status} member, that of a configured response.
+   */
   public static String problemJson(List<Decision> decisions, String instance, int status) {
     Objects.requireNonNull(decisions, "decisions");
     List<String> violated = violatedPolicies(decisions);

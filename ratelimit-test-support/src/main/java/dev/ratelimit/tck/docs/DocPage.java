@@ -81,7 +81,8 @@ public final class DocPage {
   /**
    * Asserts that the test {@code source} (a path from the module's directory) runs {@code block}:
    * every non-blank line of the block appears, in order, among the source's lines (both trimmed;
-   * a block's {@code { ... }} stands for any body, so it matches a line ending with {@code {}).
+   * a block's {@code { ... }} stands for any body, so it matches a line ending with an opening
+   * brace).
    */
   public void assertRunBy(String block, String source) {
     List<String> lines;

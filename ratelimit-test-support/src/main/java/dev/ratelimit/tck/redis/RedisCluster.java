@@ -20,11 +20,12 @@ import java.util.function.Supplier;
  * #start(int, int)} returns once every node reports {@code cluster_state:ok}, knows all nodes,
  * and every replica is in sync.
  *
- * <p>Topology changes for tests of what clients do under them: {@link #failover(RedisServer)}
- * ({@code CLUSTER FAILOVER}), {@link #kill(RedisServer)} and {@link #awaitPromoted(RedisServer,
- * Duration)}, {@link #migrateSlot(int, RedisServer)} (IMPORTING / MIGRATING, {@code MIGRATE},
- * {@code SETSLOT NODE}) and {@link #addMaster()}. Who serves a slot is asked of the cluster each
- * time ({@code CLUSTER SLOTS}), so {@link #nodeFor(String)} follows them.
+ * <p>Topology changes for tests of what clients do under them: {@link #failover(RedisServer,
+ * Duration)} ({@code CLUSTER FAILOVER}), {@link #kill(RedisServer)} and {@link
+ * #awaitPromoted(RedisServer, Duration)}, {@link #migrateSlot(int, RedisServer, Duration)}
+ * (IMPORTING / MIGRATING, {@code MIGRATE}, {@code SETSLOT NODE}) and {@link #addMaster()}. Who
+ * serves a slot is asked of the cluster each time ({@code CLUSTER SLOTS}), so {@link
+ * #nodeFor(String)} follows them.
  *
  * <pre>{@code
  * try (RedisCluster cluster = RedisCluster.start(3, 1)) {

@@ -144,14 +144,6 @@ public final class RedisServer implements AutoCloseable {
     return RedisBinary.find();
   }
 
-  /**
-   * Whether {@link #binary()} was built with TLS, which {@link Builder#tls} needs; tests that need
-   * it skip when it was not (Debian's redis-server and the embedded one have it).
-   */
-  public static boolean binarySupportsTls() {
-    return RedisBinary.supportsTls(binary());
-  }
-
   /** The shipped binary, extracted if it is not already (for tests of the fallback). */
   static Path embeddedBinary() {
     return RedisBinary.embedded();
@@ -733,7 +725,11 @@ public final class RedisServer implements AutoCloseable {
     }
   }
 
-  /** The binary cannot serve TLS: it was built without it. Tests that need TLS skip on this. */
+  /**
+   * The binary cannot serve TLS: it was built without it. A test that needs TLS fails with it, never
+   * skips: Debian's redis-server and the embedded one have TLS, and another is named with {@code
+   * -Dratelimit.redis.binary}.
+   */
   public static final class TlsUnsupportedException extends IllegalStateException {
     private static final long serialVersionUID = 1L;
 

@@ -2,9 +2,9 @@ package dev.ratelimit.tck.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import javax.net.ssl.SSLException;
@@ -42,8 +42,6 @@ class RedisServerBuilderTest {
 
   @Test
   void aTlsServerAnswersOnlyThroughTlsWithTheCertificateMadeForIt(@TempDir Path dir) throws Exception {
-    assumeThat(RedisBinary.supportsTls(RedisServer.binary()))
-        .as(RedisServer.binary() + " was built without TLS").isTrue();
     TestCertificates certs = TestCertificates.create(dir);
     try (RedisServer redis = RedisServer.builder().tls(certs).start()) {
       assertThat(redis.url()).isEqualTo("rediss://127.0.0.1:" + redis.port());
@@ -60,9 +58,24 @@ class RedisServerBuilderTest {
     }
   }
 
+  /** The binaries the tests find have TLS, so that no TLS test may be left out for want of it. */
   @Test
-  void aBinaryWithoutTlsIsToldApart() {
-    assertThat(RedisBinary.supportsTls(RedisServer.binary())).as("Debian's and the embedded redis-server have TLS")
-        .isTrue();
+  void theTestsBinaryHasTls() {
+    assertThat(RedisBinary.supportsTls(RedisServer.binary()))
+        .as(RedisServer.binary() + ": Debian's and the embedded redis-server have TLS").isTrue();
+  }
+
+  /** A binary without TLS fails a TLS server at once, saying how to name one that has it. */
+  @Test
+  void aBinaryWithoutTlsFailsATlsServerNamingTheRemedy(@TempDir Path dir) throws IOException {
+    Path binary = dir.resolve("redis-server");
+    Files.writeString(binary, "#!/bin/sh\necho 'Redis server v=7.0.0 sha=00000000:0 malloc=libc bits=64'\n");
+    assertThat(binary.toFile().setExecutable(true)).isTrue();
+    assertThat(RedisBinary.supportsTls(binary)).isFalse();
+    TestCertificates certs = TestCertificates.create(dir);
+    assertThatThrownBy(() -> RedisServer.builder().tls(certs).start(binary))
+        .isInstanceOf(RedisServer.TlsUnsupportedException.class)
+        .hasMessageContaining(binary + " was built without TLS")
+        .hasMessageContaining("-Dratelimit.redis.binary");
   }
 }
