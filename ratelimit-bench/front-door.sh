@@ -4,7 +4,7 @@
 # table per round and one of the medians. Builds once, starts its own redis-server on a free loopback
 # port, starts and stops the application once per row, and stops (by PID) only what it started.
 # Run from anywhere, on a machine doing nothing else. Needs java, wrk, redis-server (Redis rows), curl.
-#   ratelimit-bench/front-door.sh                                    # 7 rows x 3 rounds: about 15 minutes
+#   ratelimit-bench/front-door.sh                                    # 7 rows x 3 rounds: about 35 minutes
 #   ratelimit-bench/front-door.sh --seconds 3 --warmup 2 --rounds 1  # a smoke run: does it work?
 #   ratelimit-bench/front-door.sh --policy 1000000/60s               # the mostly-allowed variant
 set -euo pipefail
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 all_rows=(none filter-memory annotation-memory filter-redis annotation-redis bucket4j-memory bucket4j-redis)
 rows=("${all_rows[@]}")
-seconds=20 warmup=10 rounds=3 connections=64 threads=2 keys=1000 policy=100/60s near_cache=false build=true
+seconds=20 warmup=60 rounds=3 connections=64 threads=2 keys=1000 policy=100/60s near_cache=false build=true
 java_opts=${FRONT_DOOR_JAVA_OPTS:--Xms512m -Xmx512m}
 out=ratelimit-bench/target/front-door
 jar=ratelimit-bench/front-door/target/front-door.jar
