@@ -9,7 +9,6 @@ import dev.ratelimit.annotation.RateLimited;
 import dev.ratelimit.internal.expression.Pipeline;
 import dev.ratelimit.internal.expression.SandboxContext;
 import java.lang.reflect.Method;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -85,10 +84,11 @@ public class RateLimitAspect implements MethodInterceptor {
         }
         return checks.after.isEmpty() ? call.proceed() : proceedAndCharge(call, context, checks.after, cost);
       }
-      Duration retry = decision.limiting().retryAfter();
-      if (limited.mode() != RateLimited.Mode.WAIT || System.nanoTime() + retry.toNanos() > deadline) {
+      Decision limiting = decision.limiting();
+      long retryNanos = limiting.retryAfterMicros() * 1_000L; // no Duration on every refusal
+      if (limited.mode() != RateLimited.Mode.WAIT || System.nanoTime() + retryNanos > deadline) {
         if (denials != null) {
-          denials.denied(limited.describe(), decision.limiting(), checks.keyOf(decision.limiting().policy()));
+          denials.denied(limited.describe(), limiting, checks.keyOf(limiting.policy()));
         }
         RateLimitExceededException refused = new RateLimitExceededException(decision);
         if (limited.fallback() == null) {
@@ -97,7 +97,7 @@ public class RateLimitAspect implements MethodInterceptor {
         web.writeHeaders(request, method, specific, limited.mode(), decision); // the fallback's answer: r=0
         return limited.fallback().call(call.getThis(), call.getArguments(), refused);
       }
-      TimeUnit.NANOSECONDS.sleep(Math.max(retry.toNanos(), 1));
+      TimeUnit.NANOSECONDS.sleep(Math.max(retryNanos, 1));
     }
   }
 
