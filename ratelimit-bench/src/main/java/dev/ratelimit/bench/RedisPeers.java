@@ -5,6 +5,7 @@ import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.redis.RedisBackend;
 import dev.ratelimit.tck.redis.RedisServer;
+import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.AsyncBucketProxy;
 import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
@@ -51,7 +52,9 @@ import org.redisson.client.codec.StringCodec;
  * async, greedy refill, capacity = burst); Redisson's {@code RRateLimiter} ({@code trySetRate(OVERALL,
  * limit, window)} once per key, then {@code tryAcquireAsync()}); a minimal GCRA script ({@code
  * minimal_gcra.lua}) by {@code EVALSHA} through Redisson with our backend's per-call options; all at
- * 64 in flight, and ours and the bare script at 1 in flight; then {@code redis-benchmark -c 64}
+ * 64 in flight, and ours and the bare script at 1 in flight; the front doors' shape, ours (a blocking
+ * {@code checkAll} of one policy) and Bucket4j's (its blocking {@code tryConsume}), each on 64 caller
+ * threads; then {@code redis-benchmark -c 64}
  * running {@code EVALSHA} of the minimal script at {@code -P 1} and {@code -P 16}. Every row uses
  * keys of its own, fresh each round. The server's {@code INFO cpu} and {@code INFO commandstats}
  * are read before and after each row: server CPU µs per check is the redis-server process's user +
@@ -69,6 +72,8 @@ public final class RedisPeers {
   private static final Duration TIMEOUT = Duration.ofSeconds(3);
   /** The row of the front doors' shape: blocking checkAll of one policy, one caller thread each. */
   private static final String FRONT_DOOR = "ours, blocking checkAll of 1";
+  /** Bucket4j + Redisson in the same shape: a blocking tryConsume, one caller thread each. */
+  private static final String BUCKET4J_BLOCKING = "Bucket4j + Redisson, blocking";
 
   private RedisPeers() {}
 
@@ -182,6 +187,15 @@ public final class RedisPeers {
         }
         return i -> buckets.get(i).tryConsume(1);
       });
+      // Bucket4j in the front doors' shape: its blocking tryConsume on the same caller threads, as
+      // a servlet filter calls it (bucket4j-spring-boot-starter's does)
+      rows.put(BUCKET4J_BLOCKING, p -> {
+        List<Bucket> buckets = new ArrayList<>();
+        for (String key : keys(p)) {
+          buckets.add(bucket4j.builder().build(key, () -> bucketConfig));
+        }
+        return i -> CompletableFuture.supplyAsync(() -> buckets.get(i).tryConsume(1), callers);
+      });
       RedissonClient client = redisson;
       rows.put("Redisson RRateLimiter", p -> {
         List<RRateLimiter> limiters = new ArrayList<>();
@@ -202,7 +216,7 @@ public final class RedisPeers {
           new String[] {"ours + near-cache", "64"}, new String[] {"Bucket4j + Redisson", "64"},
           new String[] {"Redisson RRateLimiter", "64"}, new String[] {"minimal GCRA EVALSHA", "64"},
           new String[] {"ours", "1"}, new String[] {"minimal GCRA EVALSHA", "1"},
-          new String[] {FRONT_DOOR, "64"})); // at 1 caller: the interleaved table
+          new String[] {FRONT_DOOR, "64"}, new String[] {BUCKET4J_BLOCKING, "64"})); // at 1 caller: the interleaved table
       for (int k : variants) {
         String name = "ours, " + k + " calls in flight";
         RateLimiter variant = RateLimiter.builder().clock(InstantSource.system()).nearCache(false).timeout(TIMEOUT)
@@ -529,7 +543,8 @@ public final class RedisPeers {
         {"front door@64 / Bucket4j+Redisson@64 (checks/s)", "≥ 2.0"},
         {"front door@64 / RRateLimiter@64 (checks/s)", "≥ 2.0"},
         {"front door@64 / redis-benchmark -P 1 (checks/s)", "≥ 1.0"},
-        {"front door server CPU/check / minimal GCRA's", "≤ 1.1"}};
+        {"front door server CPU/check / minimal GCRA's", "≤ 1.1"},
+        {"front door@64 / Bucket4j+Redisson blocking@64", ""}};
     double[][] values = new double[ratios.length][all.size()];
     for (int r = 0; r < all.size(); r++) {
       List<Row> rows = all.get(r);
@@ -557,6 +572,7 @@ public final class RedisPeers {
       values[11][r] = door.perSecond() / rrl.perSecond();
       values[12][r] = rb1 == null ? Double.NaN : door.perSecond() / rb1.perSecond();
       values[13][r] = door.serverMicrosPerCheck() / bare.serverMicrosPerCheck();
+      values[14][r] = door.perSecond() / find(rows, BUCKET4J_BLOCKING, 64).perSecond();
     }
     StringBuilder head = new StringBuilder("| ratio                                            | target |");
     StringBuilder rule = new StringBuilder("|--------------------------------------------------|--------|");
