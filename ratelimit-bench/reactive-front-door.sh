@@ -8,7 +8,7 @@
 # empties it before each row), starts the backend once and each row's application once per row, and
 # stops (by PID) only what it started. Run from anywhere, on a machine doing nothing else. Needs java,
 # wrk, redis-server, curl.
-#   ratelimit-bench/reactive-front-door.sh                                    # 5 rows x 3 rounds: about 12 minutes
+#   ratelimit-bench/reactive-front-door.sh                                    # 5 rows x 3 rounds: about 25 minutes
 #   ratelimit-bench/reactive-front-door.sh --seconds 3 --warmup 2 --rounds 1  # a smoke run: does it work?
 set -euo pipefail
 command_line="ratelimit-bench/reactive-front-door.sh${*:+ $*}"
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 all_rows=(webflux-none webflux-filter-redis gateway-none gateway-policy-redis gateway-redis-rate-limiter)
 rows=("${all_rows[@]}")
-seconds=20 warmup=10 rounds=3 connections=64 threads=2 keys=1000 policy=100/60s near_cache=false build=true
+seconds=20 warmup=60 rounds=3 connections=64 threads=2 keys=1000 policy=100/60s near_cache=false build=true
 java_opts=${FRONT_DOOR_JAVA_OPTS:--Xms512m -Xmx512m}
 out=ratelimit-bench/target/reactive-front-door
 webflux_jar=examples/webflux-demo/target/webflux-demo.jar
