@@ -30,6 +30,7 @@ class ArtifactJarsTest {
       "ratelimit-core", "dev.ratelimit.core",
       "ratelimit-redis", "dev.ratelimit.redis",
       "ratelimit-expressions", "dev.ratelimit.expressions",
+      "ratelimit-http", "dev.ratelimit.http",
       "ratelimit-servlet", "dev.ratelimit.servlet",
       "ratelimit-webflux", "dev.ratelimit.webflux",
       "ratelimit-annotations", "dev.ratelimit.annotations",

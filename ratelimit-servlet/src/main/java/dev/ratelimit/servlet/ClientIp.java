@@ -1,6 +1,7 @@
 package dev.ratelimit.servlet;
 
 import dev.ratelimit.internal.http.ForwardedClient;
+import dev.ratelimit.internal.http.HttpEngine;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletRequestWrapper;
 import jakarta.servlet.http.HttpServletRequest;
@@ -104,7 +105,7 @@ public final class ClientIp {
    * IP literal at all (a Unix socket, say), it is returned as the container gives it.
    */
   public String resolve(HttpServletRequest request) {
-    return resolve(request, null);
+    return resolve(request, (Consumer<String>) null);
   }
 
   /**
@@ -116,6 +117,15 @@ public final class ClientIp {
   String resolve(HttpServletRequest request, Consumer<String> ignoredForwarding) {
     Arrival arrival = arrival(request);
     return client.resolve(arrival.remoteAddr(), arrival.forwardedFor(), arrival.forwarded(), ignoredForwarding);
+  }
+
+  /**
+   * The client address of {@code request} behind {@code engine}'s trusted proxies, which warns
+   * (at most once a minute) of a local peer's forwarding headers that it did not believe.
+   */
+  static String resolve(HttpServletRequest request, HttpEngine engine) {
+    Arrival arrival = arrival(request);
+    return engine.clientIp(arrival.remoteAddr(), arrival.forwardedFor(), arrival.forwarded());
   }
 
   /**

@@ -1,6 +1,8 @@
 package dev.ratelimit.servlet;
 
 import dev.ratelimit.MultiDecision;
+import dev.ratelimit.http.DeniedResponse;
+import dev.ratelimit.http.RateLimitRule;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -20,7 +22,7 @@ import java.io.IOException;
  *   public void handle(HttpServletRequest request, HttpServletResponse response, MultiDecision decision,
  *       DeniedResponse configured) throws IOException {
  *     metrics.increment("denied", decision.limiting().policy().name());
- *     configured.write(request, response, decision.decisions(), HeaderOptions.DEFAULT);
+ *     RateLimitResponses.writeDenied(request, response, decision.decisions(), HeaderOptions.DEFAULT, configured);
  *   }
  *
  *   public void handle(HttpServletRequest request, HttpServletResponse response, MultiDecision decision)
@@ -50,7 +52,8 @@ public interface DeniedHandler {
    * The filter calls this method; by default it calls {@link #handle(HttpServletRequest,
    * HttpServletResponse, MultiDecision)}, whose response replaces the configured one.
    *
-   * @param configured the response configured for this denial; {@link DeniedResponse#write} writes it
+   * @param configured the response configured for this denial; {@link RateLimitResponses#writeDenied(HttpServletRequest,
+   *     HttpServletResponse, java.util.List, dev.ratelimit.http.HeaderOptions, DeniedResponse)} writes it
    * @throws IOException when writing fails
    */
   default void handle(HttpServletRequest request, HttpServletResponse response, MultiDecision decision,

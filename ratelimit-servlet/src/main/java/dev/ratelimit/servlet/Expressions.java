@@ -1,82 +1,56 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.http.MissingKey;
 import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.internal.expression.Pipeline;
 import dev.ratelimit.internal.expression.ReadOnlyProperties;
 import dev.ratelimit.internal.expression.Sandbox;
-import dev.ratelimit.internal.expression.SandboxContext;
-import dev.ratelimit.internal.expression.Shape;
 import dev.ratelimit.internal.expression.Variables;
+import dev.ratelimit.internal.http.RequestExpressions;
+import dev.ratelimit.internal.http.RequestView;
+import dev.ratelimit.internal.http.ResponseStatus;
+import dev.ratelimit.internal.http.RuleChecks;
 import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
-import java.util.AbstractMap;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.function.Function;
 import org.springframework.expression.AccessException;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
 
 /**
- * The filter's key and cost expressions: the variables of a request, and its sandbox, one
- * {@link Sandbox} (shared with {@code @RateLimited}) that reads the request's properties through
- * {@link RequestProperties} alone: no method calls, no beans, no getters of other objects.
- * Expressions are parsed once, and evaluated per request through the filter's {@link Pipeline}.
+ * The servlet filter's expressions: the {@linkplain RequestExpressions variables both filters
+ * offer}, read from an {@link HttpServletRequest}, in a sandbox that reads the request's properties
+ * through {@link RequestProperties} alone: no method calls, no beans, no getters of other objects.
  */
 final class Expressions {
   /** The variables an expression may use (besides {@code #this} and {@code #root}). */
-  static final Set<String> NAMES = Collections.unmodifiableSet(new LinkedHashSet<>(
-      java.util.List.of("clientIp", "clientNetwork", "path", "method", "headers", "params", "pathVariables",
-          "principal", "request")));
+  static final Set<String> NAMES = RequestExpressions.NAMES;
 
   /**
-   * The filter's logger, named without loading {@link RateLimitFilter}: rules are built without the
-   * servlet API too (the reactive filter's), and loading the filter class would need it.
+   * The filter's logger, named without loading {@link RateLimitFilter}: a configuration file's
+   * rules are checked without the servlet API on the class path's filter class.
    */
-  private static final System.Logger LOG = System.getLogger("dev.ratelimit.servlet.RateLimitFilter");
+  static final System.Logger LOG = System.getLogger("dev.ratelimit.servlet.RateLimitFilter");
+  /** The servlet door's expressions. */
+  static final RequestExpressions DOOR = new RequestExpressions(LOG, RequestProperties.INSTANCE,
+      RequestExpressions.requestShapes(RequestProperties.REQUEST), "the request's");
   /** Only the request's own properties: no method calls, no beans. */
-  static final Sandbox SANDBOX = Sandbox.builder().properties(RequestProperties.INSTANCE).build();
+  static final Sandbox SANDBOX = DOOR.sandbox();
   /** {@link #NAMES}, and what parse time knows of their values. */
-  static final Variables VARIABLES = variables();
+  static final Variables VARIABLES = DOOR.variables();
   /** What a rule's {@code count-when} reads: {@link #VARIABLES} and {@code #response}. */
-  static final Variables COUNT_VARIABLES = Variables.builder().addAll(VARIABLES)
-      .add("response", Shape.object("the response's property is status", Map.of("status", Shape.leaf("a number"))))
-      .build();
+  static final Variables COUNT_VARIABLES = DOOR.countVariables();
+  /** Parses conditions for {@link #condition}: its logger and throttle are never used. */
+  private static final Pipeline CHECKING = DOOR.checking();
 
   private Expressions() {}
-
-  private static Variables variables() {
-    Shape text = Shape.leaf("a text");
-    Shape cookie = Shape.object("a cookie's properties are name and value", Map.of("name", text, "value", text));
-    Map<String, Shape> request = new HashMap<>();
-    for (String name : RequestProperties.REQUEST) {
-      request.put(name, switch (name) {
-        case "userPrincipal" -> Shape.object("a principal's property is name", Map.of("name", text));
-        case "cookies" -> Shape.array("an array of cookies", cookie);
-        case "serverPort", "contentLength", "remotePort", "localPort" -> Shape.leaf("a number");
-        case "secure" -> Shape.leaf("a boolean");
-        default -> text;
-      });
-    }
-    Variables.Builder variables = Variables.builder();
-    for (String name : NAMES) {
-      variables.add(name, switch (name) {
-        case "request" -> Shape.object("the request's properties are "
-            + String.join(", ", new TreeSet<>(RequestProperties.REQUEST)), request);
-        case "headers", "params", "pathVariables" -> Shape.map(text);
-        default -> text;
-      });
-    }
-    return variables.build();
-  }
 
   /**
    * Parses {@code text} and checks it against the sandbox.
@@ -99,63 +73,20 @@ final class Expressions {
     CHECKING.condition(text, what, variables, true, "");
   }
 
-  /** Parses conditions for {@link #condition}: its logger and throttle are never used. */
-  private static final Pipeline CHECKING = Pipeline.builder(SANDBOX, LOG).build();
-
-  /**
-   * The filter's pipeline: a request never fails for an expression; one without a key shares a
-   * bucket or gets a 400, as {@code missingKey} says.
-   */
+  /** The filter's pipeline: a request never fails for an expression. */
   static Pipeline pipeline(MissingKey missingKey, LogThrottle log) {
-    return Pipeline.builder(SANDBOX, LOG)
-        .onError(Pipeline.OnError.CORRECT)
-        .missingKey(missingKey == MissingKey.REJECT ? Pipeline.MissingKey.REJECT : Pipeline.MissingKey.SHARED_BUCKET)
-        .subject("request")
-        .rejection("rejected with 400")
-        .throttle(log)
-        .build();
+    return DOOR.pipeline(missingKey, log);
   }
 
-  /**
-   * The evaluation context of one rule for one request, holding the {@code variables} its
-   * expressions use: the others are not computed.
-   */
-  static EvaluationContext context(RequestValues values, Map<String, String> pathVariables,
-      Set<String> variables) {
-    SandboxContext context = SANDBOX.context();
-    for (String name : variables) {
-      context.setVariable(name, switch (name) {
-        case "request" -> values.request;
-        case "clientIp" -> values.clientIp();
-        case "clientNetwork" -> values.clientNetwork();
-        case "path" -> values.path;
-        case "method" -> values.method;
-        case "headers" -> values.headers;
-        case "params" -> values.params();
-        case "pathVariables" -> pathVariables;
-        case "principal" -> values.principal();
-        default -> throw new IllegalStateException("no value for #" + name); // NAMES and this switch disagree
-      });
-    }
-    return context;
+  /** The evaluation context of one rule for one request, holding only the {@code variables} it uses. */
+  static EvaluationContext context(RequestView values, Map<String, String> pathVariables, Set<String> variables) {
+    return DOOR.context(values, pathVariables, variables);
   }
 
-  /** {@code #response} of a rule's {@code count-when}: what is known of the response once the chain has run. */
-  record ResponseStatus(int status) {}
-
-  /**
-   * What the variables of one request hold; the client's address and the query string are worked
-   * out on first use, so a rule keyed on neither pays for neither.
-   */
-  static final class RequestValues {
+  /** What the variables of one servlet request hold. */
+  static final class RequestValues extends RequestView {
     final HttpServletRequest request;
-    final String path;
-    final String method;
-    final Map<String, String> headers;
     private final Function<HttpServletRequest, String> clientIpOf;
-    private String clientIp;
-    private Map<String, String> params;
-    private String clientNetwork;
 
     RequestValues(HttpServletRequest request, String clientIp, String path, String method) {
       this(request, r -> clientIp, path, method);
@@ -163,39 +94,40 @@ final class Expressions {
 
     RequestValues(HttpServletRequest request, Function<HttpServletRequest, String> clientIpOf, String path,
         String method) {
+      super(path, method);
       this.request = request;
       this.clientIpOf = clientIpOf;
-      this.path = path;
-      this.method = method;
-      this.headers = new HeaderMap(request);
     }
 
-    /** The client's address, as {@link ClientIp#resolve} finds it, on first use. */
-    String clientIp() {
-      if (clientIp == null) {
-        clientIp = clientIpOf.apply(request);
-      }
-      return clientIp;
+    @Override
+    protected String header(String name) {
+      return request.getHeader(name);
     }
 
-    /** {@link ClientIp#network} of the client's address, made on first use. */
-    String clientNetwork() {
-      if (clientNetwork == null) {
-        clientNetwork = ClientIp.network(clientIp());
-      }
-      return clientNetwork;
+    @Override
+    protected Iterable<String> headerNames() {
+      return Collections.list(request.getHeaderNames());
     }
 
-    Map<String, String> params() {
-      if (params == null) {
-        params = queryParams(request.getQueryString());
-      }
-      return params;
+    @Override
+    protected String resolveClientIp() {
+      return clientIpOf.apply(request);
     }
 
-    String principal() {
+    @Override
+    protected Map<String, String> readParams() {
+      return queryParams(request.getQueryString());
+    }
+
+    @Override
+    public String principal() {
       Principal p = request.getUserPrincipal();
       return p == null ? null : p.getName();
+    }
+
+    @Override
+    public Object request() {
+      return request;
     }
   }
 
@@ -224,34 +156,6 @@ final class Expressions {
     return Collections.unmodifiableMap(params);
   }
 
-  /** Request headers by name, case-insensitive, first value; read-only. */
-  static final class HeaderMap extends AbstractMap<String, String> {
-    private final HttpServletRequest request;
-
-    HeaderMap(HttpServletRequest request) {
-      this.request = request;
-    }
-
-    @Override
-    public String get(Object name) {
-      return name instanceof String s ? request.getHeader(s) : null;
-    }
-
-    @Override
-    public boolean containsKey(Object name) {
-      return get(name) != null;
-    }
-
-    @Override
-    public Set<Entry<String, String>> entrySet() {
-      Map<String, String> all = new LinkedHashMap<>();
-      for (String name : Collections.list(request.getHeaderNames())) {
-        all.putIfAbsent(name, request.getHeader(name));
-      }
-      return Collections.unmodifiableMap(all).entrySet();
-    }
-  }
-
   /**
    * Reads the properties without side effects of the request ({@code #request.remoteUser}), a
    * principal ({@code name}) and a cookie ({@code name}, {@code value}); nothing else. The getters
@@ -262,10 +166,7 @@ final class Expressions {
   static final class RequestProperties extends ReadOnlyProperties {
     static final RequestProperties INSTANCE = new RequestProperties();
 
-    static final Set<String> REQUEST = Set.of("method", "requestURI", "contextPath",
-        "servletPath", "pathInfo", "queryString", "scheme", "serverName", "serverPort", "protocol",
-        "contentType", "contentLength", "secure", "authType", "remoteUser", "remoteAddr", "remotePort",
-        "localAddr", "localPort", "userPrincipal", "cookies", "requestedSessionId", "requestId");
+    static final Set<String> REQUEST = RuleChecks.REQUEST_PROPERTIES;
 
     @Override
     public boolean canRead(EvaluationContext context, Object target, String name) {

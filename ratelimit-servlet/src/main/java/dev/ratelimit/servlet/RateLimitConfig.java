@@ -1,5 +1,10 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.http.DeniedResponse;
+import dev.ratelimit.http.HeaderOptions;
+import dev.ratelimit.http.MissingKey;
+import dev.ratelimit.http.PolicyNames;
+import dev.ratelimit.http.RateLimitRule;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.FailureMode;
 import dev.ratelimit.Policy;
@@ -548,7 +553,7 @@ public final class RateLimitConfig {
       String name = required(prefix + ".name", props.get("name"), "e.g. api").trim();
       RateLimitRule.Builder builder = RateLimitRule.builder(name);
       try {
-        RateLimitRule.checkName(name);
+        dev.ratelimit.internal.http.RuleChecks.ruleName(name);
       } catch (IllegalArgumentException e) {
         throw fail(prefix + ".name", e.getMessage());
       }
@@ -558,7 +563,7 @@ public final class RateLimitConfig {
       }
       for (Map.Entry<String, String> path : paths) {
         try {
-          Matching.parsePattern(name, path.getValue());
+          dev.ratelimit.internal.http.CompiledRule.parsePattern(name, path.getValue());
         } catch (IllegalArgumentException e) {
           throw fail(path.getKey(), e.getMessage());
         }
@@ -566,7 +571,7 @@ public final class RateLimitConfig {
       }
       for (Map.Entry<String, String> method : list(prefix + ".methods", prefixed(props, "methods", prefix))) {
         try {
-          RateLimitRule.checkMethod(name, method.getValue());
+          dev.ratelimit.internal.http.RuleChecks.method(name, method.getValue());
         } catch (IllegalArgumentException e) {
           throw fail(method.getKey(), e.getMessage());
         }

@@ -1,7 +1,11 @@
 package dev.ratelimit.servlet;
 
 import dev.ratelimit.RateLimiter;
-import dev.ratelimit.internal.LogThrottle;
+import dev.ratelimit.http.DeniedResponse;
+import dev.ratelimit.http.HeaderOptions;
+import dev.ratelimit.http.MissingKey;
+import dev.ratelimit.http.RateLimitRule;
+import dev.ratelimit.http.RuleSetBuilder;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
@@ -11,7 +15,6 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -191,68 +194,16 @@ public final class RateLimitFilter implements Filter {
     }
   }
 
-  /** Configures a {@link RateLimitFilter}. Not thread-safe; {@link #build()} copies what it holds. */
-  public static final class Builder {
-    private final RateLimiter limiter;
-    private final List<RateLimitRule> rules = new ArrayList<>();
-    private boolean matchAll;
-    private List<String> trustedProxies = List.of();
-    private HeaderOptions headers = HeaderOptions.DEFAULT;
-    private MissingKey missingKey = MissingKey.SHARED_BUCKET;
-    private DeniedResponse deniedResponse = DeniedResponse.PROBLEM_JSON;
+  /**
+   * Configures a {@link RateLimitFilter}: the rules and what both filters share ({@link
+   * RuleSetBuilder}), and who answers a denial. Not thread-safe; {@link #build()} copies what it
+   * holds.
+   */
+  public static final class Builder extends RuleSetBuilder<Builder> {
     private DeniedHandler deniedHandler;
 
     private Builder(RateLimiter limiter) {
-      this.limiter = Objects.requireNonNull(limiter, "limiter");
-    }
-
-    /** Adds a rule; rules are tried in the order added. */
-    public Builder rule(RateLimitRule rule) {
-      rules.add(Objects.requireNonNull(rule, "rule"));
-      return this;
-    }
-
-    /**
-     * Whether every matching rule applies ({@code true}) or only the first ({@code false}, the
-     * default). With {@code true}, policy names must be distinct across rules, so that limit
-     * headers and {@code violated-policies} name each policy once.
-     */
-    public Builder matchAll(boolean matchAll) {
-      this.matchAll = matchAll;
-      return this;
-    }
-
-    /**
-     * The networks of the proxies whose {@code X-Forwarded-For} and {@code Forwarded} headers are
-     * believed (see {@link ClientIp}); default none.
-     *
-     * @throws IllegalArgumentException naming an entry that is not an IPv4 or IPv6 network
-     */
-    public Builder trustedProxies(List<String> cidrs) {
-      new ClientIp(cidrs); // validates now, naming the bad entry
-      this.trustedProxies = List.copyOf(cidrs);
-      return this;
-    }
-
-    /** Which limit headers to send; default {@link HeaderOptions#DEFAULT}. */
-    public Builder headers(HeaderOptions headers) {
-      this.headers = Objects.requireNonNull(headers, "headers");
-      return this;
-    }
-
-    /** What a request whose key is missing gets; default {@link MissingKey#SHARED_BUCKET}. */
-    public Builder missingKey(MissingKey missingKey) {
-      this.missingKey = Objects.requireNonNull(missingKey, "missingKey");
-      return this;
-    }
-
-    /**
-     * What a denied request is answered with, unless its rule has a {@link
-     * RateLimitRule#deniedResponse() response} of its own; default {@link DeniedResponse#PROBLEM_JSON}.
-     */
-    public Builder deniedResponse(DeniedResponse deniedResponse) {
-      this.deniedResponse = Objects.requireNonNull(deniedResponse, "deniedResponse");
-      return this;
+      super(limiter);
     }
 
     /**
@@ -276,9 +227,7 @@ public final class RateLimitFilter implements Filter {
     }
 
     FilterEngine engine() {
-      FilterEngine.validate(rules, matchAll);
-      return new FilterEngine(limiter, rules, matchAll, new ClientIp(trustedProxies), headers, missingKey,
-          deniedResponse, deniedHandler, LogThrottle.perMinute());
+      return new FilterEngine(engine(Expressions.DOOR, Expressions.LOG, "RateLimitFilter.Builder"), deniedHandler);
     }
   }
 }

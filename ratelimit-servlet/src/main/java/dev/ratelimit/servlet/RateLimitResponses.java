@@ -2,6 +2,9 @@ package dev.ratelimit.servlet;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
+import dev.ratelimit.http.DeniedResponse;
+import dev.ratelimit.http.HeaderOptions;
+import dev.ratelimit.http.PolicyNames;
 import dev.ratelimit.internal.http.LimitHeaders;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -193,7 +196,39 @@ public final class RateLimitResponses {
    */
   public static void writeDenied(HttpServletRequest request, HttpServletResponse response, List<Decision> decisions,
       HeaderOptions options) throws IOException {
-    DeniedResponse.PROBLEM_JSON.write(request, response, decisions, options);
+    writeDenied(request, response, decisions, options, DeniedResponse.PROBLEM_JSON);
+  }
+
+  /**
+   * Writes the denied response {@code configured} describes: the denial's headers for {@code
+   * decisions} and every decision written for {@code request} before ({@link
+   * #writeHeaders(HttpServletRequest, HttpServletResponse, List, HeaderOptions)}), {@code
+   * Retry-After}, {@code Cache-Control: no-store}, the extra headers, the status and the body. Does
+   * nothing when the response is already committed.
+   *
+   * @param request the request the response answers; null describes {@code decisions} alone
+   */
+  public static void writeDenied(HttpServletRequest request, HttpServletResponse response, List<Decision> decisions,
+      HeaderOptions options, DeniedResponse configured) throws IOException {
+    Objects.requireNonNull(response, "response");
+    Objects.requireNonNull(configured, "configured");
+    if (response.isCommitted()) {
+      return;
+    }
+    List<Decision> all = record(request, response, decisions);
+    writeDeniedHeaders(response, all, options);
+    configured.headers().forEach(response::setHeader);
+    response.setStatus(configured.status());
+    DeniedResponse.Rendered rendered = configured.rendered(all);
+    if (configured.body() != null && configured.body().isEmpty()) {
+      response.resetBuffer();
+      if (configured.contentType() != null) {
+        response.setContentType(configured.contentType());
+      }
+      response.setContentLength(0);
+    } else {
+      writeBody(response, rendered.contentType(), rendered.body());
+    }
   }
 
   /**

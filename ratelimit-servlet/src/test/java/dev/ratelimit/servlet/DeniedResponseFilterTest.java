@@ -1,5 +1,8 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.http.DeniedResponse;
+import dev.ratelimit.http.HeaderOptions;
+import dev.ratelimit.http.RateLimitRule;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.ManualClock;
@@ -97,7 +100,7 @@ class DeniedResponseFilterTest {
           public void handle(HttpServletRequest request, HttpServletResponse response, MultiDecision decision,
               DeniedResponse configured) throws IOException {
             seen.add(configured.status() + " " + decision.limiting().policy().name());
-            configured.write(request, response, decision.decisions(), HeaderOptions.DEFAULT);
+            RateLimitResponses.writeDenied(request, response, decision.decisions(), HeaderOptions.DEFAULT, configured);
           }
 
           @Override

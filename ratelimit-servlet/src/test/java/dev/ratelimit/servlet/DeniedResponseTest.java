@@ -1,5 +1,7 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.http.DeniedResponse;
+import dev.ratelimit.http.HeaderOptions;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -24,7 +26,7 @@ class DeniedResponseTest {
 
   private static Stubs.Response write(DeniedResponse denied) throws Exception {
     Stubs.Response response = new Stubs.Response();
-    denied.write(null, response.proxy, denials(), HeaderOptions.DEFAULT);
+    RateLimitResponses.writeDenied(null, response.proxy, denials(), HeaderOptions.DEFAULT, denied);
     return response;
   }
 

@@ -1,5 +1,6 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.http.RateLimitRule;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

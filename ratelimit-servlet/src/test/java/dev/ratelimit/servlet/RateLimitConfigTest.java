@@ -1,5 +1,8 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.http.HeaderOptions;
+import dev.ratelimit.http.MissingKey;
+import dev.ratelimit.http.RateLimitRule;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

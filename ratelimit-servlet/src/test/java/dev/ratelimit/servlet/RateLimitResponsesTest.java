@@ -1,5 +1,7 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.http.HeaderOptions;
+import dev.ratelimit.http.PolicyNames;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,5 +1,7 @@
 package dev.ratelimit.servlet;
 
+import dev.ratelimit.http.DeniedResponse;
+import dev.ratelimit.http.RateLimitRule;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.Policy;

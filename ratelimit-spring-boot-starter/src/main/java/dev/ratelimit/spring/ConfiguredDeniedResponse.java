@@ -1,6 +1,6 @@
 package dev.ratelimit.spring;
 
-import dev.ratelimit.servlet.DeniedResponse;
+import dev.ratelimit.http.DeniedResponse;
 
 /**
  * A {@link DeniedResponse} from {@code ratelimit.denied-response} or a filter rule's {@code

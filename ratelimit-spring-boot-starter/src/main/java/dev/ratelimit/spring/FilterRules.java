@@ -1,7 +1,7 @@
 package dev.ratelimit.spring;
 
-import dev.ratelimit.servlet.DeniedResponse;
-import dev.ratelimit.servlet.RateLimitRule;
+import dev.ratelimit.http.DeniedResponse;
+import dev.ratelimit.http.RateLimitRule;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.core.env.Environment;

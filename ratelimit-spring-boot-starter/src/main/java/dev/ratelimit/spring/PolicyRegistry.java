@@ -2,7 +2,7 @@ package dev.ratelimit.spring;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Policy;
-import dev.ratelimit.servlet.PolicyNames;
+import dev.ratelimit.http.PolicyNames;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;

@@ -8,11 +8,12 @@ import dev.ratelimit.internal.expression.Sandbox;
 import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.servlet.ClientIp;
 import dev.ratelimit.servlet.DeniedHandler;
-import dev.ratelimit.servlet.DeniedResponse;
-import dev.ratelimit.servlet.HeaderOptions;
-import dev.ratelimit.servlet.MissingKey;
+import dev.ratelimit.http.DeniedResponse;
+import dev.ratelimit.http.HeaderOptions;
+import dev.ratelimit.http.MissingKey;
 import dev.ratelimit.servlet.RateLimitFilter;
-import dev.ratelimit.servlet.RateLimitRule;
+import dev.ratelimit.servlet.RateLimitResponses;
+import dev.ratelimit.http.RateLimitRule;
 import dev.ratelimit.spi.Backend;
 import dev.ratelimit.webflux.ExchangeResponses;
 import dev.ratelimit.webflux.RateLimitWebFilter;
@@ -316,7 +317,7 @@ public class RateLimitAutoConfiguration {
         if (cors != null) {
           cors.apply(request, response);
         }
-        configured.write(request, response, decision.decisions(), headers);
+        RateLimitResponses.writeDenied(request, response, decision.decisions(), headers, configured);
       }
 
       @Override

@@ -1,8 +1,9 @@
 package dev.ratelimit.spring;
 
 import dev.ratelimit.annotation.RateLimitExceededException;
-import dev.ratelimit.servlet.DeniedResponse;
-import dev.ratelimit.servlet.HeaderOptions;
+import dev.ratelimit.http.DeniedResponse;
+import dev.ratelimit.http.HeaderOptions;
+import dev.ratelimit.servlet.RateLimitResponses;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -51,7 +52,7 @@ public class RateLimitExceptionHandler implements HandlerExceptionResolver, Orde
     }
     try {
       if (ours instanceof RateLimitExceededException denied) {
-        deniedResponse.write(request, response, denied.decisions().decisions(), headers);
+        RateLimitResponses.writeDenied(request, response, denied.decisions().decisions(), headers, deniedResponse);
       } else {
         missingKey(response);
       }

@@ -1,8 +1,8 @@
 package dev.ratelimit.spring;
 
 import dev.ratelimit.annotation.RateLimitExceededException;
-import dev.ratelimit.servlet.DeniedResponse;
-import dev.ratelimit.servlet.HeaderOptions;
+import dev.ratelimit.http.DeniedResponse;
+import dev.ratelimit.http.HeaderOptions;
 import dev.ratelimit.webflux.ExchangeResponses;
 import java.nio.charset.StandardCharsets;
 import org.springframework.core.Ordered;

@@ -3,7 +3,7 @@ package dev.ratelimit.spring;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Policy;
 import dev.ratelimit.annotation.RateLimited;
-import dev.ratelimit.servlet.PolicyNames;
+import dev.ratelimit.http.PolicyNames;
 import dev.ratelimit.internal.expression.Pipeline;
 import dev.ratelimit.internal.expression.Shape;
 import dev.ratelimit.internal.expression.Values;

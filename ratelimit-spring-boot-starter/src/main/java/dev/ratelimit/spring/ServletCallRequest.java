@@ -4,7 +4,7 @@ import dev.ratelimit.MultiDecision;
 import dev.ratelimit.annotation.RateLimited;
 import dev.ratelimit.internal.expression.SandboxContext;
 import dev.ratelimit.servlet.ClientIp;
-import dev.ratelimit.servlet.HeaderOptions;
+import dev.ratelimit.http.HeaderOptions;
 import dev.ratelimit.servlet.RateLimitResponses;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;

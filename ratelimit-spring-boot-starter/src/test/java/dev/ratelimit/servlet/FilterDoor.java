@@ -1,6 +1,8 @@
 package dev.ratelimit.servlet;
 
 import dev.ratelimit.Policy;
+import dev.ratelimit.http.MissingKey;
+import dev.ratelimit.http.RateLimitRule;
 import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.internal.http.CompiledRule;
 import dev.ratelimit.internal.expression.SandboxContext;

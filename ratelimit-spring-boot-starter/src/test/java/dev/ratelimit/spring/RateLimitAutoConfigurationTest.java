@@ -119,8 +119,8 @@ class RateLimitAutoConfigurationTest {
         .run(context -> assertThat(context).hasFailed().getFailure().hasStackTraceContaining(
             "ratelimit.filter.rules[0].denied-response.status: status 200 is not a 4xx or 5xx status"));
     web.withPropertyValues("ratelimit.denied-response.status=503").run(context -> assertThat(context)
-        .hasNotFailed().getBean(dev.ratelimit.servlet.DeniedResponse.class)
-        .extracting(dev.ratelimit.servlet.DeniedResponse::status).isEqualTo(503));
+        .hasNotFailed().getBean(dev.ratelimit.http.DeniedResponse.class)
+        .extracting(dev.ratelimit.http.DeniedResponse::status).isEqualTo(503));
   }
 
   @Test

@@ -5,7 +5,7 @@ import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.internal.http.LimitHeaders;
-import dev.ratelimit.servlet.HeaderOptions;
+import dev.ratelimit.http.HeaderOptions;
 import dev.ratelimit.spring.PolicyRegistry;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.ratelimit.gateway;
 
 import dev.ratelimit.RateLimiter;
-import dev.ratelimit.servlet.HeaderOptions;
+import dev.ratelimit.http.HeaderOptions;
 import dev.ratelimit.spring.PolicyRegistry;
 import dev.ratelimit.spring.RateLimitAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

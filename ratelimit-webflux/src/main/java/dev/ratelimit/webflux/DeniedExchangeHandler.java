@@ -1,7 +1,7 @@
 package dev.ratelimit.webflux;
 
 import dev.ratelimit.MultiDecision;
-import dev.ratelimit.servlet.DeniedResponse;
+import dev.ratelimit.http.DeniedResponse;
 import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
 

@@ -1,25 +1,17 @@
 package dev.ratelimit.webflux;
 
-import dev.ratelimit.internal.LogThrottle;
-import dev.ratelimit.internal.expression.Pipeline;
 import dev.ratelimit.internal.expression.ReadOnlyProperties;
-import dev.ratelimit.internal.expression.Sandbox;
-import dev.ratelimit.internal.expression.SandboxContext;
-import dev.ratelimit.internal.expression.Shape;
-import dev.ratelimit.internal.expression.Variables;
-import dev.ratelimit.internal.http.ForwardedClient;
-import dev.ratelimit.servlet.MissingKey;
+import dev.ratelimit.internal.http.RequestExpressions;
+import dev.ratelimit.internal.http.RequestView;
+import dev.ratelimit.internal.http.ResponseStatus;
 import java.net.InetSocketAddress;
 import java.security.Principal;
 import java.util.AbstractMap;
 import java.util.Collections;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
+import java.util.function.Function;
 import org.springframework.expression.AccessException;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.http.HttpCookie;
@@ -28,83 +20,19 @@ import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 
 /**
- * The reactive filter's expressions: the servlet filter's variables, read from a {@link
- * ServerHttpRequest}, in a {@link Sandbox} that reads the request's properties through {@link
- * RequestProperties} alone. {@code #request} has the properties a reactive request has; the
- * servlet-only ones ({@code servletPath}, {@code remoteUser} ...) are refused at start-up, naming
- * the rule.
+ * The reactive filter's expressions: the {@linkplain RequestExpressions variables both filters
+ * offer}, read from a {@link ServerHttpRequest}, in a sandbox that reads the request's properties
+ * through {@link RequestProperties} alone. {@code #request} has the properties a reactive request
+ * has; the servlet-only ones ({@code servletPath}, {@code remoteUser} ...) are refused at
+ * start-up, naming the rule.
  */
 final class ExchangeExpressions {
-  /** The variables an expression may use: the servlet filter's. */
-  static final Set<String> NAMES = Collections.unmodifiableSet(new LinkedHashSet<>(List.of("clientIp",
-      "clientNetwork", "path", "method", "headers", "params", "pathVariables", "principal", "request")));
-
-  private static final System.Logger LOG = System.getLogger(RateLimitWebFilter.class.getName());
-  static final Sandbox SANDBOX = Sandbox.builder().properties(RequestProperties.INSTANCE).build();
-  static final Variables VARIABLES = variables();
-  static final Variables COUNT_VARIABLES = Variables.builder().addAll(VARIABLES)
-      .add("response", Shape.object("the response's property is status", Map.of("status", Shape.leaf("a number"))))
-      .build();
+  static final System.Logger LOG = System.getLogger(RateLimitWebFilter.class.getName());
+  /** The reactive door's expressions. */
+  static final RequestExpressions DOOR = new RequestExpressions(LOG, RequestProperties.INSTANCE,
+      RequestExpressions.requestShapes(RequestProperties.REQUEST), "a reactive request's");
 
   private ExchangeExpressions() {}
-
-  private static Variables variables() {
-    Shape text = Shape.leaf("a text");
-    Shape cookie = Shape.object("a cookie's properties are name and value", Map.of("name", text, "value", text));
-    Map<String, Shape> request = new HashMap<>();
-    for (String name : RequestProperties.REQUEST) {
-      request.put(name, switch (name) {
-        case "cookies" -> Shape.array("an array of cookies", cookie);
-        case "serverPort", "contentLength", "remotePort", "localPort" -> Shape.leaf("a number");
-        case "secure" -> Shape.leaf("a boolean");
-        default -> text;
-      });
-    }
-    Variables.Builder variables = Variables.builder();
-    for (String name : NAMES) {
-      variables.add(name, switch (name) {
-        case "request" -> Shape.object("a reactive request's properties are "
-            + String.join(", ", new TreeSet<>(RequestProperties.REQUEST)), request);
-        case "headers", "params", "pathVariables" -> Shape.map(text);
-        default -> text;
-      });
-    }
-    return variables.build();
-  }
-
-  /** The filter's pipeline, as the servlet filter's: a request never fails for an expression. */
-  static Pipeline pipeline(MissingKey missingKey, LogThrottle log) {
-    return Pipeline.builder(SANDBOX, LOG)
-        .onError(Pipeline.OnError.CORRECT)
-        .missingKey(missingKey == MissingKey.REJECT ? Pipeline.MissingKey.REJECT : Pipeline.MissingKey.SHARED_BUCKET)
-        .subject("request")
-        .rejection("rejected with 400")
-        .throttle(log)
-        .build();
-  }
-
-  /** The context of one rule for one request, holding only the {@code variables} its expressions use. */
-  static EvaluationContext context(RequestValues values, Map<String, String> pathVariables, Set<String> variables) {
-    SandboxContext context = SANDBOX.context();
-    for (String name : variables) {
-      context.setVariable(name, switch (name) {
-        case "request" -> values.request;
-        case "clientIp" -> values.clientIp;
-        case "clientNetwork" -> ForwardedClient.network(values.clientIp);
-        case "path" -> values.path;
-        case "method" -> values.method;
-        case "headers" -> values.headers;
-        case "params" -> values.params();
-        case "pathVariables" -> pathVariables;
-        case "principal" -> values.principal;
-        default -> throw new IllegalStateException("no value for #" + name);
-      });
-    }
-    return context;
-  }
-
-  /** {@code #response} of a rule's {@code count-when}. */
-  record ResponseStatus(int status) {}
 
   /** The peer's address as text, without a DNS lookup; null when the server does not know it. */
   static String address(InetSocketAddress socket) {
@@ -123,26 +51,53 @@ final class ExchangeExpressions {
     return sb.length() == 0 ? "/" : sb.toString();
   }
 
-  /** What the variables of one request hold. */
-  static final class RequestValues {
-    final ServerHttpRequest request;
-    final String clientIp;
-    final String path;
-    final String method;
-    final String principal;
-    final Map<String, String> headers;
+  /** What the variables of one reactive request hold. */
+  static final class RequestValues extends RequestView {
+    private final ServerHttpRequest request;
+    private final Function<ServerHttpRequest, String> clientIpOf;
+    private final String principal;
 
-    RequestValues(ServerHttpRequest request, String clientIp, String path, String method, String principal) {
+    RequestValues(ServerHttpRequest request, Function<ServerHttpRequest, String> clientIpOf, String method,
+        String principal) {
+      super(null, method);
       this.request = request;
-      this.clientIp = clientIp;
-      this.path = path;
-      this.method = method;
+      this.clientIpOf = clientIpOf;
       this.principal = principal;
-      this.headers = new HeaderMap(request.getHeaders());
     }
 
-    Map<String, String> params() {
+    @Override
+    protected String readPath() {
+      return decodedPath(request.getPath().pathWithinApplication());
+    }
+
+    @Override
+    protected String header(String name) {
+      return request.getHeaders().getFirst(name);
+    }
+
+    @Override
+    protected Iterable<String> headerNames() {
+      return request.getHeaders().headerNames();
+    }
+
+    @Override
+    protected String resolveClientIp() {
+      return clientIpOf.apply(request);
+    }
+
+    @Override
+    protected Map<String, String> readParams() {
       return new FirstValues(request.getQueryParams().toSingleValueMap());
+    }
+
+    @Override
+    public String principal() {
+      return principal;
+    }
+
+    @Override
+    public Object request() {
+      return request;
     }
   }
 
@@ -162,34 +117,6 @@ final class ExchangeExpressions {
     @Override
     public Set<Entry<String, String>> entrySet() {
       return Collections.unmodifiableMap(values).entrySet();
-    }
-  }
-
-  /** Request headers by name, case-insensitive, first value; read-only. */
-  static final class HeaderMap extends AbstractMap<String, String> {
-    private final HttpHeaders headers;
-
-    HeaderMap(HttpHeaders headers) {
-      this.headers = headers;
-    }
-
-    @Override
-    public String get(Object name) {
-      return name instanceof String s ? headers.getFirst(s) : null;
-    }
-
-    @Override
-    public boolean containsKey(Object name) {
-      return get(name) != null;
-    }
-
-    @Override
-    public Set<Entry<String, String>> entrySet() {
-      Map<String, String> all = new LinkedHashMap<>();
-      for (String name : headers.headerNames()) {
-        all.putIfAbsent(name, headers.getFirst(name));
-      }
-      return Collections.unmodifiableMap(all).entrySet();
     }
   }
 

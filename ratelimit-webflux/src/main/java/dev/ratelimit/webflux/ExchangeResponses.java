@@ -2,8 +2,8 @@ package dev.ratelimit.webflux;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.internal.http.LimitHeaders;
-import dev.ratelimit.servlet.DeniedResponse;
-import dev.ratelimit.servlet.HeaderOptions;
+import dev.ratelimit.http.DeniedResponse;
+import dev.ratelimit.http.HeaderOptions;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Objects;
@@ -35,6 +35,17 @@ public final class ExchangeResponses {
     List<Decision> all = record(exchange, decisions);
     LimitHeaders.fields(all, options.draft(), options.legacy(), Long.MAX_VALUE)
         .forEach(exchange.getResponse().getHeaders()::set);
+  }
+
+  /**
+   * The limit headers of a denied response ({@link #writeHeaders} with no {@code t} beyond the
+   * response's {@code Retry-After}), with those written for the exchange before, for the filter to
+   * set before its {@link DeniedExchangeHandler} runs.
+   */
+  static void writeHeadersOfDenial(ServerWebExchange exchange, List<Decision> decisions, HeaderOptions options) {
+    List<Decision> all = record(exchange, decisions);
+    long retry = LimitHeaders.ceilSeconds(LimitHeaders.retryAfterMicros(all));
+    LimitHeaders.fields(all, options.draft(), options.legacy(), retry).forEach(exchange.getResponse().getHeaders()::set);
   }
 
   /**

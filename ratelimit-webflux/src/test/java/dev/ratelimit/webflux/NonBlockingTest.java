@@ -7,7 +7,7 @@ import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.redis.RedisBackend;
 import dev.ratelimit.redis.RedisClients;
-import dev.ratelimit.servlet.RateLimitRule;
+import dev.ratelimit.http.RateLimitRule;
 import dev.ratelimit.tck.redis.RedisServer;
 import java.net.http.HttpResponse;
 import java.time.Duration;

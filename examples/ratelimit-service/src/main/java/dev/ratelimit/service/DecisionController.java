@@ -4,7 +4,7 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
-import dev.ratelimit.servlet.HeaderOptions;
+import dev.ratelimit.http.HeaderOptions;
 import dev.ratelimit.servlet.RateLimitResponses;
 import dev.ratelimit.spring.PolicyRegistry;
 import jakarta.servlet.http.HttpServletRequest;

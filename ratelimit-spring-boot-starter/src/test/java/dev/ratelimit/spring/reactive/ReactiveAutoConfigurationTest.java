@@ -86,7 +86,7 @@ class ReactiveAutoConfigurationTest {
     @Bean
     RateLimitWebFilter rateLimitWebFilter() {
       return RateLimitWebFilter.builder(dev.ratelimit.RateLimiter.inMemory())
-          .rule(dev.ratelimit.servlet.RateLimitRule.builder("own").path("/**")
+          .rule(dev.ratelimit.http.RateLimitRule.builder("own").path("/**")
               .policy(dev.ratelimit.Policy.parse("1/1s").withName("own")).build()).build();
     }
   }

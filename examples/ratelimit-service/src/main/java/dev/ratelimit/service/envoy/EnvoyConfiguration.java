@@ -1,7 +1,7 @@
 package dev.ratelimit.service.envoy;
 
 import dev.ratelimit.RateLimiter;
-import dev.ratelimit.servlet.HeaderOptions;
+import dev.ratelimit.http.HeaderOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;

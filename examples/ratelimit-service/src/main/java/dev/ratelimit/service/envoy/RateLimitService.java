@@ -5,7 +5,7 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.KeyedPolicy;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.RateLimiter;
-import dev.ratelimit.servlet.HeaderOptions;
+import dev.ratelimit.http.HeaderOptions;
 import dev.ratelimit.servlet.RateLimitResponses;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;

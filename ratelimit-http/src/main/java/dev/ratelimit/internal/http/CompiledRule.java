@@ -2,7 +2,7 @@ package dev.ratelimit.internal.http;
 
 import dev.ratelimit.internal.expression.Pipeline;
 import dev.ratelimit.internal.expression.Variables;
-import dev.ratelimit.servlet.RateLimitRule;
+import dev.ratelimit.http.RateLimitRule;
 import dev.ratelimit.Require;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -132,11 +132,7 @@ public final class CompiledRule {
     Set<String> used = new java.util.HashSet<>(key.variables());
     used.addAll(cost.variables());
     this.variables = Set.copyOf(used);
-    long max = Long.MAX_VALUE;
-    for (dev.ratelimit.Policy policy : rule.policies()) {
-      max = Math.min(max, policy.capacity());
-    }
-    this.maxCost = max;
+    this.maxCost = rule.maxCost();
     // a condition that cannot be decided leaves the rule applying: the safe side for a limiter
     this.when = rule.when() == null ? null
         : pipeline.condition(rule.when(), what + ": when", names, true, "the rule applied");

@@ -1,4 +1,4 @@
-package dev.ratelimit.servlet;
+package dev.ratelimit.http;
 
 /**
  * Which limit headers responses carry, allowed and denied alike. No limit header is sent when a

@@ -1,4 +1,4 @@
-package dev.ratelimit.servlet;
+package dev.ratelimit.http;
 
 /**
  * What happens to a request whose key is missing: its key expression gives null, a blank text or

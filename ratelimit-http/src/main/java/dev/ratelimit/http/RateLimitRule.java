@@ -1,7 +1,9 @@
-package dev.ratelimit.servlet;
+package dev.ratelimit.http;
 
 import dev.ratelimit.Policy;
 import dev.ratelimit.Require;
+import dev.ratelimit.internal.http.CompiledRule;
+import dev.ratelimit.internal.http.RuleChecks;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -10,7 +12,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * Which requests a limit applies to and how they are counted.
@@ -37,9 +38,9 @@ import java.util.regex.Pattern;
  * sandbox (no type references, constructors, method calls or assignments; properties only of the
  * request, principal and cookies), with these variables:
  * <ul>
- *   <li>{@code #clientIp}: the client address ({@link ClientIp}, trusted proxies only);</li>
+ *   <li>{@code #clientIp}: the client address (the peer, or behind trusted proxies only what they forwarded);</li>
  *   <li>{@code #clientNetwork}: an IPv6 client's {@code /64}, an IPv4 client's address
- *       ({@link ClientIp#network});</li>
+ *       ({@code ClientIp.network} of the servlet filter);</li>
  *   <li>{@code #path}, {@code #method}: the path within the application and the method;</li>
  *   <li>{@code #headers['X-Api-Key']}, {@code #params['page']}: the first value of a request header
  *       (case-insensitive) or of a query parameter (the body is never read);</li>
@@ -78,7 +79,7 @@ import java.util.regex.Pattern;
  * @param key the SpEL expression of the key
  * @param cost the SpEL expression of the cost
  * @param deniedResponse what a request this rule denies is answered with; null for the filter's
- *     ({@link RateLimitFilter.Builder#deniedResponse}, by default {@link DeniedResponse#PROBLEM_JSON})
+ *     (its builder's {@code deniedResponse}, by default {@link DeniedResponse#PROBLEM_JSON})
  * @param when the SpEL condition under which the rule applies; null for always
  * @param skipWhen the SpEL condition under which the rule does not apply; null for never
  * @param countWhen the SpEL condition, read after the response, under which a request is charged;
@@ -92,8 +93,6 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
   /** The default cost expression. */
   public static final String DEFAULT_COST = "1";
 
-  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
-  private static final Pattern METHOD = Pattern.compile("[A-Z][A-Z0-9_-]{0,31}");
 
   /**
    * Validates and copies; a null key or cost takes the default.
@@ -104,17 +103,17 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
    *     sandbox refuses, a condition that is a constant but no boolean
    */
   public RateLimitRule {
-    checkName(name);
+    RuleChecks.ruleName(name);
     Objects.requireNonNull(paths, "paths");
     Require.argument(!paths.isEmpty(), "rule '%s' needs at least one path (/** for all)", name);
     for (String path : paths) {
-      Matching.parsePattern(name, path);
+      CompiledRule.parsePattern(name, path);
     }
     paths = List.copyOf(paths);
     Objects.requireNonNull(methods, "methods");
     Set<String> upper = new LinkedHashSet<>();
     for (String method : methods) {
-      upper.add(checkMethod(name, method));
+      upper.add(RuleChecks.method(name, method));
     }
     methods = Collections.unmodifiableSet(upper);
     Objects.requireNonNull(policies, "policies");
@@ -130,16 +129,16 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     policies = List.copyOf(policies);
     key = key == null ? DEFAULT_KEY : key;
     cost = cost == null ? DEFAULT_COST : cost;
-    Expressions.parse(key, "rule '" + name + "': key");
-    Expressions.parse(cost, "rule '" + name + "': cost");
+    RuleChecks.expression(key, "rule '" + name + "': key");
+    RuleChecks.expression(cost, "rule '" + name + "': cost");
     if (when != null) {
-      Expressions.condition(when, "rule '" + name + "': when", Expressions.VARIABLES);
+      RuleChecks.condition(when, "rule '" + name + "': when", false);
     }
     if (skipWhen != null) {
-      Expressions.condition(skipWhen, "rule '" + name + "': skip-when", Expressions.VARIABLES);
+      RuleChecks.condition(skipWhen, "rule '" + name + "': skip-when", false);
     }
     if (countWhen != null) {
-      Expressions.condition(countWhen, "rule '" + name + "': count-when", Expressions.COUNT_VARIABLES);
+      RuleChecks.condition(countWhen, "rule '" + name + "': count-when", true);
     }
   }
 
@@ -160,36 +159,8 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     return new Builder(name);
   }
 
-  /** Checks a rule name, naming it when it is bad. */
-  static void checkName(String name) {
-    Require.argument(name != null && NAME.matcher(name).matches(),
-        "rule name '%s' must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",
-        name);
-  }
-
-  /**
-   * The methods a rule may name: those of IANA's HTTP method registry (HTTP's, PATCH, QUERY,
-   * WebDAV's and its extensions), and the cache's PURGE and BAN. A misspelt one ({@code PSOT})
-   * would never match, and leave the rule's limit silently off.
-   */
-  private static final Set<String> KNOWN_METHODS = Set.of("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT",
-      "OPTIONS", "TRACE", "PATCH", "QUERY", "PRI", "PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK",
-      "UNLOCK", "REPORT", "SEARCH", "MKCALENDAR", "ACL", "BIND", "UNBIND", "REBIND", "LINK", "UNLINK",
-      "MKREDIRECTREF", "UPDATEREDIRECTREF", "MKACTIVITY", "CHECKOUT", "CHECKIN", "UNCHECKOUT", "MERGE", "LABEL",
-      "UPDATE", "VERSION-CONTROL", "MKWORKSPACE", "BASELINE-CONTROL", "ORDERPATCH", "PURGE", "BAN");
-
-  /** A method in upper case, checked. */
-  static String checkMethod(String rule, String method) {
-    String m = method == null ? "" : method.trim().toUpperCase(Locale.ROOT);
-    Require.argument(METHOD.matcher(m).matches(), "rule '%s': '%s' is not an HTTP method", rule, method);
-    Require.argument(KNOWN_METHODS.contains(m), "rule '%s': '%s' is not an HTTP method this filter knows (GET,"
-        + " HEAD, POST, PUT, DELETE, OPTIONS, PATCH, TRACE, CONNECT, QUERY, one of IANA's registry such as WebDAV's,"
-        + " PURGE or BAN): a misspelt method never matches, and would leave the rule off", rule, method);
-    return m;
-  }
-
   /** The smallest capacity of the rule's policies: the largest cost one request can be charged. */
-  long maxCost() {
+  public long maxCost() {
     long max = Long.MAX_VALUE;
     for (Policy policy : policies) {
       max = Math.min(max, policy.capacity());

@@ -2,7 +2,7 @@ package dev.ratelimit.internal.http;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
-import dev.ratelimit.servlet.PolicyNames;
+import dev.ratelimit.http.PolicyNames;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -117,7 +117,7 @@ public final class LimitHeaders {
   }
 
   /**
-   * The problem body of {@link dev.ratelimit.servlet.RateLimitResponses#problemJson(List, String)}
+   * The problem body of {@code RateLimitResponses#problemJson(List, String)}
    * with another {@code status} member, that of a configured response.
    */
   public static String problemJson(List<Decision> decisions, String instance, int status) {

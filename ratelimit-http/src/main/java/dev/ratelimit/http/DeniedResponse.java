@@ -1,11 +1,8 @@
-package dev.ratelimit.servlet;
+package dev.ratelimit.http;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.internal.http.LimitHeaders;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -32,8 +29,8 @@ import java.util.regex.Pattern;
  * }</pre>
  *
  * <p>Whatever the body, the response carries {@code Retry-After}, {@code Cache-Control: no-store}
- * (an extra {@code Cache-Control} header replaces it) and the limit headers, as {@link
- * RateLimitResponses} writes them. The body template's placeholders are {@code {{status}}},
+ * (an extra {@code Cache-Control} header replaces it) and the limit headers, as both
+ * filters write them. The body template's placeholders are {@code {{status}}},
  * {@code {{policy}}}, {@code {{policies}}}, {@code {{retry-after}}} and {@code {{limit}}}: the status; the limiting policy's name (the denying one with the longest wait); the denying
  * policies' names, comma-separated; {@code Retry-After}'s seconds; the limiting policy's limit.
  * Each value is escaped for the content type: as a JSON string's content for {@code application/json}
@@ -108,37 +105,6 @@ public final class DeniedResponse {
   /** The extra headers, in order. */
   public Map<String, String> headers() {
     return headers;
-  }
-
-  /**
-   * Writes the denied response: the denial's headers for {@code decisions} and every decision
-   * written for {@code request} before ({@link RateLimitResponses#writeHeaders(HttpServletRequest,
-   * HttpServletResponse, List, HeaderOptions)}), {@code Retry-After}, {@code Cache-Control:
-   * no-store}, the extra headers, the status and the body. Does nothing when the response is
-   * already committed.
-   *
-   * @param request the request the response answers; null describes {@code decisions} alone
-   */
-  public void write(HttpServletRequest request, HttpServletResponse response, List<Decision> decisions,
-      HeaderOptions options) throws IOException {
-    Objects.requireNonNull(response, "response");
-    if (response.isCommitted()) {
-      return;
-    }
-    List<Decision> all = RateLimitResponses.record(request, response, decisions);
-    RateLimitResponses.writeDeniedHeaders(response, all, options);
-    headers.forEach(response::setHeader);
-    response.setStatus(status);
-    Rendered rendered = rendered(all);
-    if (body != null && body.isEmpty()) {
-      response.resetBuffer();
-      if (contentType != null) {
-        response.setContentType(contentType);
-      }
-      response.setContentLength(0);
-    } else {
-      RateLimitResponses.writeBody(response, rendered.contentType(), rendered.body());
-    }
   }
 
   /**

@@ -1,4 +1,4 @@
-package dev.ratelimit.servlet;
+package dev.ratelimit.http;
 
 import java.text.Normalizer;
 
@@ -56,7 +56,7 @@ public final class PolicyNames {
   }
 
   /** An ASCII name close to {@code name}: accents dropped ({@code café} is {@code cafe}), anything else a '-'. */
-  static String asciiSuggestion(String name) {
+  public static String asciiSuggestion(String name) {
     if (name == null || name.isEmpty()) {
       return "api";
     }
