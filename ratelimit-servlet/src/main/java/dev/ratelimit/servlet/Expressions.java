@@ -3,12 +3,11 @@ package dev.ratelimit.servlet;
 import dev.ratelimit.http.MissingKey;
 import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.internal.expression.Pipeline;
-import dev.ratelimit.internal.expression.ReadOnlyProperties;
 import dev.ratelimit.internal.expression.Sandbox;
 import dev.ratelimit.internal.expression.Variables;
+import dev.ratelimit.internal.http.DoorProperties;
 import dev.ratelimit.internal.http.RequestExpressions;
 import dev.ratelimit.internal.http.RequestView;
-import dev.ratelimit.internal.http.ResponseStatus;
 import dev.ratelimit.internal.http.RuleChecks;
 import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletRequest;
@@ -39,8 +38,7 @@ final class Expressions {
    */
   static final System.Logger LOG = System.getLogger("dev.ratelimit.servlet.RateLimitFilter");
   /** The servlet door's expressions. */
-  static final RequestExpressions DOOR = new RequestExpressions(LOG, RequestProperties.INSTANCE,
-      RequestExpressions.requestShapes(RequestProperties.REQUEST), "the request's");
+  static final RequestExpressions DOOR = new RequestExpressions(LOG, RequestProperties.INSTANCE, "the request's");
   /** Only the request's own properties: no method calls, no beans. */
   static final Sandbox SANDBOX = DOOR.sandbox();
   /** {@link #NAMES}, and what parse time knows of their values. */
@@ -163,67 +161,54 @@ final class Expressions {
    * {@code getParameter} (which may read the body), {@code getServletContext} and
    * {@code getClass} are out of reach.
    */
-  static final class RequestProperties extends ReadOnlyProperties {
-    static final RequestProperties INSTANCE = new RequestProperties();
-
+  static final class RequestProperties extends DoorProperties<HttpServletRequest, Cookie> {
     static final Set<String> REQUEST = RuleChecks.REQUEST_PROPERTIES;
 
-    @Override
-    public boolean canRead(EvaluationContext context, Object target, String name) {
-      if (target instanceof HttpServletRequest) {
-        return REQUEST.contains(name);
-      }
-      if (target instanceof Principal) {
-        return name.equals("name");
-      }
-      if (target instanceof Cookie) {
-        return name.equals("name") || name.equals("value");
-      }
-      if (target instanceof ResponseStatus) {
-        return name.equals("status");
-      }
-      return false;
+    /** Made after {@link #REQUEST}, which its constructor reads. */
+    static final RequestProperties INSTANCE = new RequestProperties();
+
+    private RequestProperties() {
+      super(HttpServletRequest.class, Cookie.class, REQUEST);
     }
 
     @Override
-    protected Object value(Object target, String name) throws AccessException {
-      Object value;
-      if (target instanceof HttpServletRequest r) {
-        value = switch (name) {
-          case "method" -> r.getMethod();
-          case "requestURI" -> r.getRequestURI();
-          case "contextPath" -> r.getContextPath();
-          case "servletPath" -> r.getServletPath();
-          case "pathInfo" -> r.getPathInfo();
-          case "queryString" -> r.getQueryString();
-          case "scheme" -> r.getScheme();
-          case "serverName" -> r.getServerName();
-          case "serverPort" -> r.getServerPort();
-          case "protocol" -> r.getProtocol();
-          case "contentType" -> r.getContentType();
-          case "contentLength" -> r.getContentLengthLong();
-          case "secure" -> r.isSecure();
-          case "authType" -> r.getAuthType();
-          case "remoteUser" -> r.getRemoteUser();
-          case "remoteAddr" -> r.getRemoteAddr();
-          case "remotePort" -> r.getRemotePort();
-          case "localAddr" -> r.getLocalAddr();
-          case "localPort" -> r.getLocalPort();
-          case "userPrincipal" -> r.getUserPrincipal();
-          case "cookies" -> r.getCookies();
-          case "requestedSessionId" -> r.getRequestedSessionId();
-          case "requestId" -> r.getRequestId();
-          default -> throw new AccessException("cannot read '" + name + "' of the request");
-        };
-      } else if (target instanceof Principal p) {
-        value = p.getName();
-      } else if (target instanceof ResponseStatus r) {
-        value = r.status();
-      } else {
-        Cookie c = (Cookie) target;
-        value = name.equals("name") ? c.getName() : c.getValue();
-      }
-      return value;
+    protected Object property(HttpServletRequest r, String name) throws AccessException {
+      return switch (name) {
+        case "method" -> r.getMethod();
+        case "requestURI" -> r.getRequestURI();
+        case "contextPath" -> r.getContextPath();
+        case "servletPath" -> r.getServletPath();
+        case "pathInfo" -> r.getPathInfo();
+        case "queryString" -> r.getQueryString();
+        case "scheme" -> r.getScheme();
+        case "serverName" -> r.getServerName();
+        case "serverPort" -> r.getServerPort();
+        case "protocol" -> r.getProtocol();
+        case "contentType" -> r.getContentType();
+        case "contentLength" -> r.getContentLengthLong();
+        case "secure" -> r.isSecure();
+        case "authType" -> r.getAuthType();
+        case "remoteUser" -> r.getRemoteUser();
+        case "remoteAddr" -> r.getRemoteAddr();
+        case "remotePort" -> r.getRemotePort();
+        case "localAddr" -> r.getLocalAddr();
+        case "localPort" -> r.getLocalPort();
+        case "userPrincipal" -> r.getUserPrincipal();
+        case "cookies" -> r.getCookies();
+        case "requestedSessionId" -> r.getRequestedSessionId();
+        case "requestId" -> r.getRequestId();
+        default -> throw new AccessException("cannot read '" + name + "' of the request");
+      };
+    }
+
+    @Override
+    protected String cookieName(Cookie cookie) {
+      return cookie.getName();
+    }
+
+    @Override
+    protected String cookieValue(Cookie cookie) {
+      return cookie.getValue();
     }
   }
 }

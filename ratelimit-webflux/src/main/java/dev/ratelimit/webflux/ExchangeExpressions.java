@@ -1,11 +1,9 @@
 package dev.ratelimit.webflux;
 
-import dev.ratelimit.internal.expression.ReadOnlyProperties;
+import dev.ratelimit.internal.http.DoorProperties;
 import dev.ratelimit.internal.http.RequestExpressions;
 import dev.ratelimit.internal.http.RequestView;
-import dev.ratelimit.internal.http.ResponseStatus;
 import java.net.InetSocketAddress;
-import java.security.Principal;
 import java.util.AbstractMap;
 import java.util.Collections;
 import java.util.List;
@@ -13,7 +11,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
 import org.springframework.expression.AccessException;
-import org.springframework.expression.EvaluationContext;
 import org.springframework.http.HttpCookie;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.server.PathContainer;
@@ -29,8 +26,7 @@ import org.springframework.http.server.reactive.ServerHttpRequest;
 final class ExchangeExpressions {
   static final System.Logger LOG = System.getLogger(RateLimitWebFilter.class.getName());
   /** The reactive door's expressions. */
-  static final RequestExpressions DOOR = new RequestExpressions(LOG, RequestProperties.INSTANCE,
-      RequestExpressions.requestShapes(RequestProperties.REQUEST), "a reactive request's");
+  static final RequestExpressions DOOR = new RequestExpressions(LOG, RequestProperties.INSTANCE, "a reactive request's");
 
   private ExchangeExpressions() {}
 
@@ -125,59 +121,49 @@ final class ExchangeExpressions {
    * principal ({@code name}), a cookie ({@code name}, {@code value}) and {@code #response.status};
    * nothing else, and never the body.
    */
-  static final class RequestProperties extends ReadOnlyProperties {
-    static final RequestProperties INSTANCE = new RequestProperties();
-
+  static final class RequestProperties extends DoorProperties<ServerHttpRequest, HttpCookie> {
     static final Set<String> REQUEST = Set.of("method", "requestURI", "contextPath", "queryString", "scheme",
         "serverName", "serverPort", "contentType", "contentLength", "secure", "remoteAddr", "remotePort",
         "localAddr", "localPort", "cookies", "requestId");
 
-    @Override
-    public boolean canRead(EvaluationContext context, Object target, String name) {
-      if (target instanceof ServerHttpRequest) {
-        return REQUEST.contains(name);
-      }
-      if (target instanceof Principal || target instanceof ResponseStatus) {
-        return name.equals(target instanceof Principal ? "name" : "status");
-      }
-      if (target instanceof HttpCookie) {
-        return name.equals("name") || name.equals("value");
-      }
-      return false;
+    /** Made after {@link #REQUEST}, which its constructor reads. */
+    static final RequestProperties INSTANCE = new RequestProperties();
+
+    private RequestProperties() {
+      super(ServerHttpRequest.class, HttpCookie.class, REQUEST);
     }
 
     @Override
-    protected Object value(Object target, String name) throws AccessException {
-      Object value;
-      if (target instanceof ServerHttpRequest r) {
-        value = switch (name) {
-          case "method" -> r.getMethod().name();
-          case "requestURI" -> r.getURI().getRawPath();
-          case "contextPath" -> r.getPath().contextPath().value();
-          case "queryString" -> r.getURI().getRawQuery();
-          case "scheme" -> r.getURI().getScheme();
-          case "serverName" -> r.getURI().getHost();
-          case "serverPort" -> r.getURI().getPort();
-          case "contentType" -> r.getHeaders().getFirst(HttpHeaders.CONTENT_TYPE);
-          case "contentLength" -> r.getHeaders().getContentLength();
-          case "secure" -> r.getSslInfo() != null;
-          case "remoteAddr" -> address(r.getRemoteAddress());
-          case "remotePort" -> r.getRemoteAddress() == null ? -1 : r.getRemoteAddress().getPort();
-          case "localAddr" -> address(r.getLocalAddress());
-          case "localPort" -> r.getLocalAddress() == null ? -1 : r.getLocalAddress().getPort();
-          case "cookies" -> r.getCookies().values().stream().flatMap(List::stream).toArray(HttpCookie[]::new);
-          case "requestId" -> r.getId();
-          default -> throw new AccessException("cannot read '" + name + "' of the request");
-        };
-      } else if (target instanceof Principal p) {
-        value = p.getName();
-      } else if (target instanceof ResponseStatus r) {
-        value = r.status();
-      } else {
-        HttpCookie c = (HttpCookie) target;
-        value = name.equals("name") ? c.getName() : c.getValue();
-      }
-      return value;
+    protected Object property(ServerHttpRequest r, String name) throws AccessException {
+      return switch (name) {
+        case "method" -> r.getMethod().name();
+        case "requestURI" -> r.getURI().getRawPath();
+        case "contextPath" -> r.getPath().contextPath().value();
+        case "queryString" -> r.getURI().getRawQuery();
+        case "scheme" -> r.getURI().getScheme();
+        case "serverName" -> r.getURI().getHost();
+        case "serverPort" -> r.getURI().getPort();
+        case "contentType" -> r.getHeaders().getFirst(HttpHeaders.CONTENT_TYPE);
+        case "contentLength" -> r.getHeaders().getContentLength();
+        case "secure" -> r.getSslInfo() != null;
+        case "remoteAddr" -> address(r.getRemoteAddress());
+        case "remotePort" -> r.getRemoteAddress() == null ? -1 : r.getRemoteAddress().getPort();
+        case "localAddr" -> address(r.getLocalAddress());
+        case "localPort" -> r.getLocalAddress() == null ? -1 : r.getLocalAddress().getPort();
+        case "cookies" -> r.getCookies().values().stream().flatMap(List::stream).toArray(HttpCookie[]::new);
+        case "requestId" -> r.getId();
+        default -> throw new AccessException("cannot read '" + name + "' of the request");
+      };
+    }
+
+    @Override
+    protected String cookieName(HttpCookie cookie) {
+      return cookie.getName();
+    }
+
+    @Override
+    protected String cookieValue(HttpCookie cookie) {
+      return cookie.getValue();
     }
   }
 }

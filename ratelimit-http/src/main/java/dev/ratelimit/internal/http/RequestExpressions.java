@@ -3,7 +3,6 @@ package dev.ratelimit.internal.http;
 import dev.ratelimit.http.MissingKey;
 import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.internal.expression.Pipeline;
-import dev.ratelimit.internal.expression.ReadOnlyProperties;
 import dev.ratelimit.internal.expression.Sandbox;
 import dev.ratelimit.internal.expression.SandboxContext;
 import dev.ratelimit.internal.expression.Shape;
@@ -19,7 +18,7 @@ import org.springframework.expression.EvaluationContext;
 /**
  * The filter rules' expressions of one door: the variables every door offers ({@link #NAMES}),
  * read from a {@link RequestView}, in a {@link Sandbox} (shared with {@code @RateLimited}) that
- * reads only the properties the door's {@link ReadOnlyProperties} allows of its request type. The
+ * reads only the properties the door's {@link DoorProperties} allows of its request type. The
  * doors differ only in {@code #request}: its properties are those of their request type.
  */
 public final class RequestExpressions {
@@ -36,12 +35,11 @@ public final class RequestExpressions {
    * @param logger the door's logger, which the pipeline logs to
    * @param properties what the sandbox reads of the door's request, principal, cookies and
    *     {@link ResponseStatus}
-   * @param request what parse time knows of {@code #request}'s properties, by name
    * @param requestIs how {@code #request} is described in messages, e.g. "the request's"
    */
-  public RequestExpressions(System.Logger logger, ReadOnlyProperties properties, Map<String, Shape> request,
-      String requestIs) {
+  public RequestExpressions(System.Logger logger, DoorProperties<?, ?> properties, String requestIs) {
     this.log = logger;
+    Map<String, Shape> request = requestShapes(properties.names());
     this.sandbox = Sandbox.builder().properties(properties).build();
     Shape text = Shape.leaf("a text");
     Variables.Builder names = Variables.builder();
@@ -63,7 +61,7 @@ public final class RequestExpressions {
    * What parse time knows of a request's properties: a number, a boolean, cookies or a principal
    * where the name says so, else a text.
    */
-  public static Map<String, Shape> requestShapes(Set<String> properties) {
+  private static Map<String, Shape> requestShapes(Set<String> properties) {
     Shape text = Shape.leaf("a text");
     Shape cookie = Shape.object("a cookie's properties are name and value", Map.of("name", text, "value", text));
     Map<String, Shape> request = new java.util.HashMap<>();

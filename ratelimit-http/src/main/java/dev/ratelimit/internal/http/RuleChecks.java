@@ -2,12 +2,10 @@ package dev.ratelimit.internal.http;
 
 import dev.ratelimit.Require;
 import dev.ratelimit.internal.expression.Pipeline;
-import dev.ratelimit.internal.expression.ReadOnlyProperties;
 import java.util.Locale;
 import java.util.Set;
 import java.util.regex.Pattern;
 import org.springframework.expression.AccessException;
-import org.springframework.expression.EvaluationContext;
 
 /**
  * What a rule's expressions are checked against when the rule is made, before any door compiles
@@ -23,8 +21,7 @@ public final class RuleChecks {
       "localAddr", "localPort", "userPrincipal", "cookies", "requestedSessionId", "requestId");
 
   private static final RequestExpressions ANY = new RequestExpressions(
-      System.getLogger("dev.ratelimit.servlet.RateLimitFilter"), new Unread(),
-      RequestExpressions.requestShapes(REQUEST_PROPERTIES), "the request's");
+      System.getLogger("dev.ratelimit.servlet.RateLimitFilter"), new Unread(), "the request's");
   private static final Pipeline CHECKING = ANY.checking();
 
   private RuleChecks() {}
@@ -81,16 +78,25 @@ public final class RuleChecks {
     CHECKING.condition(text, what, count ? ANY.countVariables() : ANY.variables(), true, "");
   }
 
-  /** Never asked: nothing is evaluated here. */
-  private static final class Unread extends ReadOnlyProperties {
-    @Override
-    public boolean canRead(EvaluationContext context, Object target, String name) {
-      return false;
+  /** The widest request's properties, never read: nothing is evaluated here. */
+  private static final class Unread extends DoorProperties<Void, Void> {
+    Unread() {
+      super(Void.class, Void.class, REQUEST_PROPERTIES);
     }
 
     @Override
-    protected Object value(Object target, String name) throws AccessException {
+    protected Object property(Void request, String name) throws AccessException {
       throw new AccessException("cannot read '" + name + "'");
+    }
+
+    @Override
+    protected String cookieName(Void cookie) {
+      return null;
+    }
+
+    @Override
+    protected String cookieValue(Void cookie) {
+      return null;
     }
   }
 }
