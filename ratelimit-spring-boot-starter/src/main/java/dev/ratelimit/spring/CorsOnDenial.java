@@ -1,10 +1,9 @@
 package dev.ratelimit.spring;
 
-import dev.ratelimit.internal.LogThrottle;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.util.logging.Level;
+import java.util.List;
 import java.util.logging.Logger;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.http.server.ServerHttpResponse;
@@ -39,14 +38,11 @@ final class CorsOnDenial {
   private static final Logger LOG = Logger.getLogger(CorsOnDenial.class.getName());
   private static final CorsConfigurationSource NONE = request -> null;
 
-  private final BeanFactory beans;
   private final DefaultCorsProcessor processor = new HeadersOnly();
-  /** The configuration source, once looked up; {@link #NONE} when there is none. */
-  private volatile CorsConfigurationSource source;
-  private final LogThrottle throttle = LogThrottle.perMinute();
+  private final CorsSourceLookup<CorsConfigurationSource> sources;
 
   CorsOnDenial(BeanFactory beans) {
-    this.beans = beans;
+    this.sources = new CorsSourceLookup<>(beans, CorsConfigurationSource.class, List.of(SOURCE, MVC), NONE, LOG);
   }
 
   /** Adds the CORS headers the application's configuration gives {@code request}, if it is a CORS request. */
@@ -59,39 +55,13 @@ final class CorsOnDenial {
       return; // as Spring's processor treats it: no CORS headers for an Origin that is not a URL
     }
     try {
-      CorsConfiguration configuration = source().getCorsConfiguration(request);
+      CorsConfiguration configuration = sources.source().getCorsConfiguration(request);
       if (configuration != null) {
         processor.processRequest(configuration, request, response);
       }
     } catch (RuntimeException e) {
-      long suppressed = throttle.tryAcquire("cors");
-      if (suppressed >= 0) {
-        LOG.log(Level.WARNING, "the CORS configuration failed on a denied request, so its 429 has no CORS"
-            + " headers; ratelimit.filter.cors=false stops this" + throttle.note(suppressed), e);
-      }
+      sources.failed(e);
     }
-  }
-
-  private CorsConfigurationSource source() {
-    CorsConfigurationSource s = source;
-    if (s == null) {
-      try {
-        s = bean(SOURCE);
-        if (s == null) {
-          s = bean(MVC);
-        }
-      } finally {
-        source = s == null ? NONE : s; // a lookup that failed is not tried again on every denial
-      }
-      s = source;
-    }
-    return s;
-  }
-
-  /** The bean {@code name} when there is one and it is a CORS configuration source, else null. */
-  private CorsConfigurationSource bean(String name) {
-    return beans.containsBean(name) && beans.isTypeMatch(name, CorsConfigurationSource.class)
-        ? beans.getBean(name, CorsConfigurationSource.class) : null;
   }
 
   /** Spring's processor, but a refused origin leaves the response as it is instead of a 403. */

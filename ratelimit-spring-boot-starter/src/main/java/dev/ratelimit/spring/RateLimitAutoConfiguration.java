@@ -5,7 +5,6 @@ import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.internal.expression.Pipeline;
 import dev.ratelimit.internal.expression.Sandbox;
-import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.servlet.ClientIp;
 import dev.ratelimit.servlet.DeniedHandler;
 import dev.ratelimit.http.DeniedResponse;
@@ -47,7 +46,6 @@ import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.core.type.AnnotatedTypeMetadata;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 

@@ -1,7 +1,6 @@
 package dev.ratelimit.spring;
 
-import dev.ratelimit.internal.LogThrottle;
-import java.util.logging.Level;
+import java.util.List;
 import java.util.logging.Logger;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.http.server.reactive.ServerHttpResponse;
@@ -24,13 +23,12 @@ final class ReactiveCorsOnDenial {
   private static final Logger LOG = Logger.getLogger(ReactiveCorsOnDenial.class.getName());
   private static final CorsConfigurationSource NONE = exchange -> null;
 
-  private final BeanFactory beans;
   private final DefaultCorsProcessor processor = new HeadersOnly();
-  private volatile CorsConfigurationSource source;
-  private final LogThrottle throttle = LogThrottle.perMinute();
+  private final CorsSourceLookup<CorsConfigurationSource> sources;
 
   ReactiveCorsOnDenial(BeanFactory beans) {
-    this.beans = beans;
+    this.sources = new CorsSourceLookup<>(beans, CorsConfigurationSource.class, List.of(CorsOnDenial.SOURCE), NONE,
+        LOG);
   }
 
   /** Adds the CORS headers the configuration gives the exchange, if it is a CORS request. */
@@ -43,32 +41,13 @@ final class ReactiveCorsOnDenial {
       return;
     }
     try {
-      CorsConfiguration configuration = source().getCorsConfiguration(exchange);
+      CorsConfiguration configuration = sources.source().getCorsConfiguration(exchange);
       if (configuration != null) {
         processor.process(configuration, exchange);
       }
     } catch (RuntimeException e) {
-      long suppressed = throttle.tryAcquire("cors");
-      if (suppressed >= 0) {
-        LOG.log(Level.WARNING, "the CORS configuration failed on a denied request, so its 429 has no CORS"
-            + " headers; ratelimit.filter.cors=false stops this" + throttle.note(suppressed), e);
-      }
+      sources.failed(e);
     }
-  }
-
-  private CorsConfigurationSource source() {
-    CorsConfigurationSource s = source;
-    if (s == null) {
-      try {
-        s = beans.containsBean(CorsOnDenial.SOURCE)
-            && beans.isTypeMatch(CorsOnDenial.SOURCE, CorsConfigurationSource.class)
-            ? beans.getBean(CorsOnDenial.SOURCE, CorsConfigurationSource.class) : null;
-      } finally {
-        source = s == null ? NONE : s;
-      }
-      s = source;
-    }
-    return s;
   }
 
   /** Spring's processor, but a refused origin leaves the response as it is instead of a 403. */
