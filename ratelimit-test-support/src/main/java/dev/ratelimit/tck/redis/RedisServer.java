@@ -2,8 +2,6 @@ package dev.ratelimit.tck.redis;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -45,7 +43,6 @@ public final class RedisServer implements AutoCloseable {
   private static final int PROBE_TIMEOUT_MS = 500;
   private static final int START_ATTEMPTS = 5;
   private static final int MAX_IDLE_CONNECTIONS = 8;
-  private static final int CLUSTER_BUS_OFFSET = 10_000;
   private static final int DEFAULT_CLUSTER_NODE_TIMEOUT_MS = 2_000;
 
   /** Owned servers that are not closed yet, closed by the shutdown hook. */
@@ -189,54 +186,14 @@ public final class RedisServer implements AutoCloseable {
     }
     PortTakenException taken = null;
     for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-      int port = freePort(options.clusterNode);
+      int port = FreePorts.freePort(options.clusterNode);
       Path dir;
       try {
         dir = Files.createTempDirectory("ratelimit-redis-" + port + "-");
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-      List<String> cmd = new ArrayList<>(List.of(binary.toString()));
-      if (options.sentinelConfig != null) {
-        // Sentinel rewrites its configuration file: it must be a file of its own, writable
-        Path conf = dir.resolve("sentinel.conf");
-        try {
-          Files.writeString(conf, options.sentinelConfig, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
-        }
-        cmd.addAll(List.of(conf.toString(), "--sentinel"));
-      }
-      String plainPort = Integer.toString(port);
-      if (options.certificates != null) {
-        plainPort = "0"; // TLS only: no plain port at all
-        cmd.addAll(List.of("--tls-port", Integer.toString(port),
-            "--tls-cert-file", options.certificates.serverCertificate().toString(),
-            "--tls-key-file", options.certificates.serverKey().toString(),
-            "--tls-ca-cert-file", options.certificates.caCertificate().toString(),
-            "--tls-auth-clients", "no"));
-      }
-      cmd.addAll(List.of("--bind", LOOPBACK, "--port", plainPort, "--daemonize", "no", "--dir", dir.toString()));
-      if (options.sentinelConfig == null) {
-        cmd.addAll(List.of("--save", "", "--appendonly", "no"));
-        if (major >= 7) {
-          cmd.addAll(List.of("--enable-debug-command", "local"));
-        }
-      }
-      if (options.clusterNode) {
-        cmd.addAll(List.of("--cluster-enabled", "yes",
-            "--cluster-config-file", dir.resolve("nodes.conf").toString(),
-            "--cluster-node-timeout", Integer.toString(options.clusterNodeTimeoutMs)));
-      }
-      if (options.password != null) {
-        cmd.addAll(List.of("--requirepass", options.password));
-      }
-      if (options.user != null) {
-        // the one user that may log in: a client that sends no credentials, or others, is refused
-        cmd.addAll(List.of("--user", "default", "off"));
-        cmd.addAll(List.of("--user", options.user, "on", ">" + options.userPassword, "~*", "&*", "+@all"));
-      }
-      cmd.addAll(options.args);
+      List<String> cmd = RedisCommandLine.of(binary, major, options, port, dir);
       String scheme = options.certificates != null ? "rediss" : "redis";
       SSLSocketFactory tls = options.certificates == null ? null
           : options.certificates.clientContext().getSocketFactory();
@@ -602,33 +559,6 @@ public final class RedisServer implements AutoCloseable {
     }
   }
 
-  /** A free loopback port; for a cluster node, one whose bus port (+10000) is free as well. */
-  private static int freePort(boolean clusterNode) {
-    for (int i = 0; i < 100; i++) {
-      int p = bindable(0);
-      if (!clusterNode) {
-        return p;
-      }
-      int bus = p + CLUSTER_BUS_OFFSET;
-      if (bus <= 65_535 && bindable(bus) == bus) {
-        return p;
-      }
-    }
-    throw new IllegalStateException("no free port P with P+" + CLUSTER_BUS_OFFSET + " free");
-  }
-
-  /** Binds {@code port} (0: any) on loopback and returns the port bound, or -1 if it is taken. */
-  private static int bindable(int port) {
-    try (ServerSocket s = new ServerSocket(port, 1, InetAddress.getByName(LOOPBACK))) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      if (port == 0) {
-        throw new UncheckedIOException("cannot bind any loopback port", e);
-      }
-      return -1;
-    }
-  }
-
   private static synchronized void register(RedisServer s) {
     LIVE.add(s);
     if (!hookInstalled) {
@@ -653,14 +583,14 @@ public final class RedisServer implements AutoCloseable {
    * #start()} starts a new server.
    */
   public static final class Builder {
-    private String password;
-    private String user;
-    private String userPassword;
-    private TestCertificates certificates;
-    private String sentinelConfig;
-    private boolean clusterNode;
-    private int clusterNodeTimeoutMs = DEFAULT_CLUSTER_NODE_TIMEOUT_MS;
-    private final List<String> args = new ArrayList<>();
+    String password;
+    String user;
+    String userPassword;
+    TestCertificates certificates;
+    String sentinelConfig;
+    boolean clusterNode;
+    int clusterNodeTimeoutMs = DEFAULT_CLUSTER_NODE_TIMEOUT_MS;
+    final List<String> args = new ArrayList<>();
 
     private Builder() {}
 
