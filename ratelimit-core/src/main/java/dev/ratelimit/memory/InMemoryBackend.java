@@ -16,7 +16,6 @@ import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.spi.Backend;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -83,7 +82,7 @@ public final class InMemoryBackend implements Backend {
    * Keys checked again (allowed or denied), or whose first check took the whole capacity: kept
    * while they matter, whatever number of keys checked once comes after them.
    */
-  private final Segment kept;
+  final Segment kept;
   /** {@link #probation}'s bound now: {@code maximumKeys} less the states {@link #kept} holds. */
   private volatile long probationBound;
   /** Set when {@link #kept} dropped an entry: {@link #probationBound} may grow. */
@@ -103,9 +102,9 @@ public final class InMemoryBackend implements Backend {
    * segments decide which entries stay (size, W-TinyLFU, expiry) and their eviction listeners remove
    * them from here; an entry is put here first, then in its segment, both under the entry's lock.
    */
-  private final ConcurrentHashMap<String, State> index = new ConcurrentHashMap<>();
+  final ConcurrentHashMap<String, State> index = new ConcurrentHashMap<>();
   /** The limiter's clock as Caffeine sees it: the latest now, in ns; moved by at least 100 ms by checks. */
-  private volatile long latestNanos = Long.MIN_VALUE;
+  volatile long latestNanos = Long.MIN_VALUE;
   /**
    * Resets begun and finished. The cache's eviction listener notes {@link #resetsDone} on each entry
    * it drops; a check that puts such an entry back ({@link #restore}) keeps it only if no reset
@@ -114,6 +113,8 @@ public final class InMemoryBackend implements Backend {
    */
   private volatile long resetsStarted;
   private volatile long resetsDone;
+
+  private final AllOrNothing allOrNothing = new AllOrNothing(this);
 
   private InMemoryBackend(long maximumKeys, LongSupplier nanoTime) {
     this.maximumKeys = maximumKeys;
@@ -127,7 +128,7 @@ public final class InMemoryBackend implements Backend {
    * One Caffeine cache of entries, with its views: {@link #probation} or {@link #kept}. An entry is
    * in the one its {@link Entry#kept} names.
    */
-  private final class Segment {
+  final class Segment {
     final Cache<String, State> cache;
     final ConcurrentMap<String, State> map;
     final VarExpiration<String, State> expiration;
@@ -149,7 +150,7 @@ public final class InMemoryBackend implements Backend {
   }
 
   /** The segment {@code entry} is in. */
-  private Segment segment(State entry) {
+  Segment segment(State entry) {
     return entry.kept ? kept : probation;
   }
 
@@ -294,315 +295,16 @@ public final class InMemoryBackend implements Backend {
 
   @Override
   public MultiDecision checkAll(String rawKey, List<Policy> policies, long cost, long nowMicros) {
-    String key = Keys.bounded(rawKey);
-    observeExactly(nowMicros);
-    for (;;) {
-      State entry = index.get(key);
-      boolean created = entry == null;
-      if (created) {
-        entry = State.fresh(policies.get(0)); // the key's first state is its entry
-        entry.adopt(policies.get(0));
-      }
-      MultiDecision result;
-      entry.lock();
-      try {
-        result = checkAllLocked(key, entry, created, policies, cost, nowMicros);
-      } finally {
-        entry.unlock();
-      }
-      if (result != null) {
-        return result;
-      }
-    }
-  }
-
-  /** {@link #checkAll} on {@code entry}, its lock held; null when it must run again. */
-  private MultiDecision checkAllLocked(String key, State entry, boolean created, List<Policy> policies,
-      long cost, long nowMicros) {
-    if (entry.removed || (!created && dropIfExpired(key, entry))) {
-      return null;
-    }
-    readopt(key, entry);
-    if (!created && !entry.kept) {
-      promote(key, entry);
-      if (entry.removed && !restore(key, entry)) {
-        return null;
-      }
-    }
-    int size = policies.size();
-    State[] found = new State[size];
-    boolean[] fresh = new boolean[size];
-    Decision[] decisions = new Decision[size];
-    boolean allowed = true;
-    for (int i = 0; i < size; i++) {
-      Policy policy = policies.get(i);
-      State state = entry.find(policy);
-      fresh[i] = state == null;
-      found[i] = fresh[i] ? State.fresh(policy) : state;
-      decisions[i] = State.check(found[i], policy, nowMicros, cost, false);
-      allowed &= decisions[i].allowed();
-    }
-    if (!allowed) {
-      return new MultiDecision(false, Arrays.asList(decisions));
-    }
-    boolean grew = false;
-    long oldHold = entry.hold;
-    long hold = Entry.UNCHANGED;
-    long lag = lag(nowMicros);
-    boolean holdsNew = created || !contains(fresh, true) || holdsNewKeys();
-    for (int i = 0; i < size; i++) {
-      Policy policy = policies.get(i);
-      decisions[i] = State.check(found[i], policy, nowMicros, cost, true);
-      if (fresh[i]) {
-        if (!holdsNew) {
-          continue; // decided as a fresh state, not kept: the kept states fill the bound
-        }
-        entry.add(found[i], policy);
-        grew = true;
-      }
-      long h = entry.settle(found[i], policy, lag);
-      hold = h != Entry.UNCHANGED ? h : hold;
-    }
-    MultiDecision result = new MultiDecision(true, Arrays.asList(decisions));
-    if (created) {
-      if (!holdsNewKeys()) {
-        return result; // decided as a fresh key, not kept: the kept states fill the bound
-      }
-      for (Policy policy : policies) {
-        entry.kept |= cost >= policy.capacity(); // a first check that took one policy's all: it denies
-      }
-      if (!publish(key, entry)) {
-        return null;
-      }
-      if (entry.kept) {
-        adjustProbationBound();
-      }
-      return result;
-    }
-    if (grew || hold != Entry.UNCHANGED) {
-      beforeRenewal(oldHold);
-    }
-    if (grew) {
-      kept.map.replace(key, entry, entry);
-      adjustProbationBound();
-    } else if (hold != Entry.UNCHANGED) {
-      kept.expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
-    }
-    readopt(key, entry);
-    if (entry.removed && !restore(key, entry)) {
-      return null;
-    }
-    return result;
+    return allOrNothing.checkAll(rawKey, policies, cost, nowMicros);
   }
 
   /**
-   * Checks pairs of (possibly) different keys atomically. Every involved key's entry is locked, in
-   * the order of the bounded keys: one global order, so that two such checks never wait on each
-   * other in a cycle (every other operation holds one entry's lock at a time, and waits for no
-   * other while holding it). A key with several pairs is locked once. Under the locks every pair is
-   * decided without consuming ({@link State#check} with {@code apply} off, the same arithmetic),
-   * and only when all allow are they applied: first on the keys that had no entry (new entries,
-   * still private, then published; should another thread have published one of those keys
-   * meanwhile, the new entries are withdrawn and the whole check runs again, nothing consumed
-   * anywhere), then on the keys' existing entries.
+   * Checks pairs of (possibly) different keys atomically: see {@link AllOrNothing#checkAll(List,
+   * long, long)}.
    */
   @Override
   public MultiDecision checkAll(List<KeyedPolicy> checks, long cost, long nowMicros) {
-    int n = checks.size();
-    String[] keys = new String[n];
-    int[] order = new int[n]; // the pairs' indices sorted by bounded key (stably): the locking order
-    for (int i = 0; i < n; i++) {
-      keys[i] = Keys.bounded(checks.get(i).key());
-      int j = i;
-      while (j > 0 && keys[order[j - 1]].compareTo(keys[i]) > 0) {
-        order[j] = order[j - 1];
-        j--;
-      }
-      order[j] = i;
-    }
-    int[] groups = new int[n + 1]; // where each key's run of pairs starts in order, then n
-    int count = 0;
-    for (int at = 0; at < n; at++) {
-      if (at == 0 || !keys[order[at]].equals(keys[order[at - 1]])) {
-        groups[count++] = at;
-      }
-    }
-    groups[count] = n;
-    observeExactly(nowMicros);
-    for (;;) {
-      MultiDecision result = checkAcross(checks, keys, order, groups, count, cost, nowMicros);
-      if (result != null) {
-        return result;
-      }
-    }
-  }
-
-  /** One attempt of the cross-key {@link #checkAll(List, long, long)}: locks every key; null to run again. */
-  private MultiDecision checkAcross(List<KeyedPolicy> checks, String[] keys, int[] order, int[] groups, int count,
-      long cost, long nowMicros) {
-    State[] entries = new State[count];
-    boolean[] created = new boolean[count];
-    int locked = 0;
-    try {
-      for (int g = 0; g < count; g++) {
-        int first = order[groups[g]];
-        State entry = index.get(keys[first]);
-        if (entry == null) { // the key's first state is its entry, as in checkAll; private until published
-          Policy policy = checks.get(first).policy();
-          entry = State.fresh(policy);
-          entry.adopt(policy);
-          created[g] = true;
-        }
-        entry.lock();
-        entries[g] = entry;
-        locked++;
-      }
-      return checkAcrossLocked(checks, keys, order, groups, count, entries, created, cost, nowMicros);
-    } finally {
-      for (int g = locked - 1; g >= 0; g--) {
-        entries[g].unlock();
-      }
-    }
-  }
-
-  /** {@link #checkAcross} with every entry locked; null when it must run again. */
-  private MultiDecision checkAcrossLocked(List<KeyedPolicy> checks, String[] keys, int[] order, int[] groups,
-      int count, State[] entries, boolean[] created, long cost, long nowMicros) {
-    for (int g = 0; g < count; g++) { // as checkAllLocked, before anything is consumed: running again is safe
-      String key = keys[order[groups[g]]];
-      State entry = entries[g];
-      if (entry.removed || (!created[g] && dropIfExpired(key, entry))) {
-        return null;
-      }
-      readopt(key, entry);
-      if (!created[g] && !entry.kept) {
-        promote(key, entry);
-        if (entry.removed && !restore(key, entry)) {
-          return null;
-        }
-      }
-    }
-    int n = checks.size();
-    State[] found = new State[n];
-    boolean[] fresh = new boolean[n];
-    Decision[] decisions = new Decision[n];
-    boolean allowed = true;
-    boolean freshOnKnownKey = false;
-    for (int g = 0; g < count; g++) {
-      for (int at = groups[g]; at < groups[g + 1]; at++) {
-        int i = order[at];
-        Policy policy = checks.get(i).policy();
-        State state = entries[g].find(policy);
-        fresh[i] = state == null;
-        found[i] = fresh[i] ? State.fresh(policy) : state;
-        decisions[i] = State.check(found[i], policy, nowMicros, cost, false);
-        allowed &= decisions[i].allowed();
-        freshOnKnownKey |= fresh[i] && !created[g];
-      }
-    }
-    if (!allowed) {
-      return new MultiDecision(false, Arrays.asList(decisions));
-    }
-    long lag = lag(nowMicros);
-    // the new keys first: should one fail to publish, nothing has been consumed yet
-    boolean holdsNewKeys = true;
-    for (int g = 0; g < count && holdsNewKeys; g++) {
-      holdsNewKeys = !created[g] || holdsNewKeys();
-    }
-    for (int g = 0; g < count; g++) {
-      if (created[g]) {
-        State entry = entries[g];
-        for (int at = groups[g]; at < groups[g + 1]; at++) {
-          int i = order[at];
-          Policy policy = checks.get(i).policy();
-          decisions[i] = State.check(found[i], policy, nowMicros, cost, true);
-          if (fresh[i]) {
-            entry.add(found[i], policy);
-          }
-          entry.settle(found[i], policy, lag);
-          entry.kept |= cost >= policy.capacity(); // a first check that took one policy's all: it denies
-        }
-        if (holdsNewKeys && !publish(keys[order[groups[g]]], entry)) {
-          withdraw(keys, order, groups, g, entries, created);
-          return null; // another thread made the key's entry meanwhile: run again on it
-        }
-      }
-    }
-    if (holdsNewKeys) {
-      for (int g = 0; g < count; g++) {
-        if (created[g] && entries[g].kept) {
-          adjustProbationBound();
-          break;
-        }
-      }
-    }
-    boolean holdsNew = !freshOnKnownKey || holdsNewKeys();
-    for (int g = 0; g < count; g++) {
-      if (!created[g]) {
-        applyKnown(checks, keys[order[groups[g]]], entries[g], order, groups[g], groups[g + 1], found, fresh,
-            decisions, holdsNew, cost, nowMicros, lag);
-      }
-    }
-    return new MultiDecision(true, Arrays.asList(decisions));
-  }
-
-  /** Withdraws the new entries of groups before {@code upTo}, published by a cross-key check that runs again. */
-  private void withdraw(String[] keys, int[] order, int[] groups, int upTo, State[] entries, boolean[] created) {
-    boolean wasKept = false;
-    for (int g = 0; g < upTo; g++) {
-      if (created[g]) {
-        State entry = entries[g];
-        String key = keys[order[groups[g]]];
-        entry.removed = true; // a thread waiting for its lock finds it removed and checks the key's next entry
-        index.remove(key, entry);
-        segment(entry).map.remove(key, entry);
-        wasKept |= entry.kept;
-      }
-    }
-    if (wasKept) {
-      adjustProbationBound();
-    }
-  }
-
-  /**
-   * Applies the allowed pairs {@code order[from..to)} to {@code entry}, a known key's entry, its
-   * lock held, as checkAllLocked does. Should the cache have dropped the entry meanwhile (a size
-   * eviction, the only drop a held lock does not hold off) and another entry taken the key, the
-   * pairs' consumption goes with the dropped entry, as if the cache had dropped it just after the
-   * check: the other keys have consumed, so running again would consume twice there.
-   */
-  private void applyKnown(List<KeyedPolicy> checks, String key, State entry, int[] order, int from, int to,
-      State[] found, boolean[] fresh, Decision[] decisions, boolean holdsNew, long cost, long nowMicros, long lag) {
-    boolean grew = false;
-    long oldHold = entry.hold;
-    long hold = Entry.UNCHANGED;
-    for (int at = from; at < to; at++) {
-      int i = order[at];
-      Policy policy = checks.get(i).policy();
-      decisions[i] = State.check(found[i], policy, nowMicros, cost, true);
-      if (fresh[i]) {
-        if (!holdsNew) {
-          continue; // decided as a fresh state, not kept: the kept states fill the bound
-        }
-        entry.add(found[i], policy);
-        grew = true;
-      }
-      long h = entry.settle(found[i], policy, lag);
-      hold = h != Entry.UNCHANGED ? h : hold;
-    }
-    if (grew || hold != Entry.UNCHANGED) {
-      beforeRenewal(oldHold);
-    }
-    if (grew) {
-      kept.map.replace(key, entry, entry);
-      adjustProbationBound();
-    } else if (hold != Entry.UNCHANGED) {
-      kept.expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
-    }
-    readopt(key, entry);
-    if (entry.removed) {
-      restore(key, entry);
-    }
+    return allOrNothing.checkAll(checks, cost, nowMicros);
   }
 
   @Override
@@ -711,7 +413,7 @@ public final class InMemoryBackend implements Backend {
    * Moves {@code entry}, whose lock is held, from probation to the kept segment. Should probation
    * drop it meanwhile, its listener sees it moving and leaves it the key's entry.
    */
-  private void promote(String key, State entry) {
+  void promote(String key, State entry) {
     entry.kept = true;
     probation.map.remove(key, entry);
     if (!entry.removed) { // dropped before it moved: the key may have a new entry; restore decides
@@ -720,7 +422,7 @@ public final class InMemoryBackend implements Backend {
     adjustProbationBound();
   }
 
-  private static boolean contains(boolean[] values, boolean value) {
+  static boolean contains(boolean[] values, boolean value) {
     for (boolean v : values) {
       if (v == value) {
         return true;
@@ -748,7 +450,7 @@ public final class InMemoryBackend implements Backend {
    * threads would otherwise queue every thread behind one lock, each for a pass of the caches'
    * maintenance.
    */
-  private void adjustProbationBound() {
+  void adjustProbationBound() {
     adjustWanted = true;
     while (adjustWanted && adjusting.compareAndSet(false, true)) {
       try {
@@ -770,7 +472,7 @@ public final class InMemoryBackend implements Backend {
    * the check is counted in {@link #keysNotHeld} and a warning is written through the limiter's one
    * {@link LogThrottle}: at most once a minute, saying how many lines it left out since the last.
    */
-  private boolean holdsNewKeys() {
+  boolean holdsNewKeys() {
     if (boundStale) {
       adjustProbationBound();
     }
@@ -802,7 +504,7 @@ public final class InMemoryBackend implements Backend {
    * although it had been renewed (see the eviction listener): it never left the index, so no other
    * entry can have taken the key.
    */
-  private void readopt(String key, State entry) {
+  void readopt(String key, State entry) {
     if (entry.orphan && !entry.removed) {
       entry.orphan = false;
       segment(entry).map.put(key, entry);
@@ -817,7 +519,7 @@ public final class InMemoryBackend implements Backend {
   /** For tests: runs just before a check tells the cache an entry's new expiry, given the old hold (µs). */
   volatile java.util.function.LongConsumer renewalHook;
 
-  private void beforeRenewal(long oldHold) {
+  void beforeRenewal(long oldHold) {
     java.util.function.LongConsumer hook = renewalHook;
     if (hook != null) {
       hook.accept(oldHold);
@@ -831,7 +533,7 @@ public final class InMemoryBackend implements Backend {
    * found no entry to clear, and keeping this one would undo it. The entry goes back first and the
    * resets are read after: a reset that missed it had begun before it went back, so it is seen.
    */
-  private boolean restore(String key, State entry) {
+  boolean restore(String key, State entry) {
     entry.removed = false;
     java.util.function.Consumer<String> hook = restoreHook;
     if (hook != null) {
@@ -860,7 +562,7 @@ public final class InMemoryBackend implements Backend {
    * on the cache's clock) and has not evicted it yet: its states no longer matter, and the cache
    * would not move the expiry of an entry it counts as gone. The check runs again on a new entry.
    */
-  private boolean dropIfExpired(String key, State entry) {
+  boolean dropIfExpired(String key, State entry) {
     if (entry.holdNanos > latestNanos) {
       return false;
     }
@@ -874,7 +576,7 @@ public final class InMemoryBackend implements Backend {
    * Makes {@code entry}, whose lock is held, the key's entry: in the index, then in the cache (which
    * may evict it at once, as it may any new key); false when the key has another entry already.
    */
-  private boolean publish(String key, State entry) {
+  boolean publish(String key, State entry) {
     if (index.putIfAbsent(key, entry) != null) {
       return false;
     }
@@ -886,7 +588,7 @@ public final class InMemoryBackend implements Backend {
    * How far {@code nowMicros} is behind the cache's clock, µs, at least 0: a slow thread's now, or a
    * clock stepped back (the cache's clock never goes back).
    */
-  private long lag(long nowMicros) {
+  long lag(long nowMicros) {
     long latest = latestNanos;
     long nanos = nanos(nowMicros);
     return latest > nanos ? (latest - nanos) / 1_000L : 0;
@@ -907,7 +609,7 @@ public final class InMemoryBackend implements Backend {
   }
 
   /** Moves the cache's clock forward to exactly {@code nowMicros} when it is later. */
-  private void observeExactly(long nowMicros) {
+  void observeExactly(long nowMicros) {
     advance(nanos(nowMicros), latestNanos);
   }
 
