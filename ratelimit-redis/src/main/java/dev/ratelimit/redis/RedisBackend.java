@@ -23,18 +23,8 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
-import org.redisson.api.BatchOptions;
-import org.redisson.api.RBatch;
-import org.redisson.api.RFuture;
 import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
-import org.redisson.api.options.OptionalOptions;
-import org.redisson.client.RedisException;
-import org.redisson.client.RedisNoScriptException;
-import org.redisson.client.RedisNodeNotFoundException;
-import org.redisson.client.RedisTryAgainException;
-import org.redisson.client.codec.StringCodec;
 
 /**
  * The Redis backend: every check is one atomic Lua script, run with {@code EVALSHA} through
@@ -92,7 +82,7 @@ public final class RedisBackend implements Backend {
   public static final int DEFAULT_BATCHES_IN_FLIGHT = 2;
 
   private final RedissonClient client;
-  private final RScript script;
+  private final ScriptCalls calls;
   private final RedisKeys keys;
   private final Map<Algorithm, Lua> check = new EnumMap<>(Algorithm.class);
   private final Lua checkAll;
@@ -101,10 +91,6 @@ public final class RedisBackend implements Backend {
   /** Batches single-policy checks; null when batching is off. */
   private final Dispatcher dispatcher;
   private final long timeoutNanos;
-  /** How many replicas must acknowledge a consuming call's writes (Redis WAIT); 0: none, no WAIT. */
-  private final int waitReplicas;
-  private final Duration waitTimeout;
-  private final Duration timeout;
   /** Whether the client is configured for a Redis Cluster: a cross-key check then goes out per hash slot. */
   private final boolean cluster;
 
@@ -113,13 +99,6 @@ public final class RedisBackend implements Backend {
         "waitForReplicas timeout (%s) must be shorter than the backend's timeout (%s): the call waits for both",
         builder.waitTimeout, builder.timeout);
     this.client = builder.client;
-    this.waitReplicas = builder.waitReplicas;
-    this.waitTimeout = builder.waitTimeout;
-    this.timeout = builder.timeout;
-    this.script = client.getScript(OptionalOptions.defaults()
-        .codec(StringCodec.INSTANCE)
-        .retryAttempts(0)
-        .timeout(builder.timeout));
     this.keys = new RedisKeys(builder.keyPrefix);
     this.serverTime = builder.serverTime;
     Scripts scripts = new Scripts();
@@ -128,12 +107,13 @@ public final class RedisBackend implements Backend {
     }
     this.checkAll = new Lua(scripts.checkAll());
     this.checkBatch = new Lua(scripts.checkBatch());
+    this.calls = new ScriptCalls(client, builder.timeout, builder.waitReplicas, builder.waitTimeout, checkAll, checkBatch);
     this.timeoutNanos = builder.timeout.toNanos();
     this.cluster = client.getConfig().isClusterConfig();
     this.dispatcher = builder.maxBatch < 2 ? null : new Dispatcher(new Dispatcher.Sender() {
       @Override
       public CompletionStage<List<Object>> one(Dispatcher.Check c) {
-        return evalAsync(c.lua(), c.keys(), c.args());
+        return calls.evalAsync(c.lua(), c.keys(), c.args());
       }
 
       @Override
@@ -157,10 +137,10 @@ public final class RedisBackend implements Backend {
    * @throws RuntimeException what the client throws when Redis cannot be reached or refuses
    */
   public void warmUp() {
-    check.values().stream().distinct().forEach(this::load);
-    load(checkAll);
+    check.values().stream().distinct().forEach(calls::load);
+    calls.load(checkAll);
     if (dispatcher != null) {
-      load(checkBatch);
+      calls.load(checkBatch);
     }
   }
 
@@ -208,13 +188,13 @@ public final class RedisBackend implements Backend {
   private Evaluation evaluate(String key, Policy policy, long cost, long nowMicros, boolean apply) {
     List<Object> reply = evalCheck(check.get(policy.algorithm()), keys.of(key, policy),
         args(policy, nowMicros, cost, apply));
-    return evaluation(policy, reply);
+    return Replies.evaluation(policy, reply);
   }
 
   @Override
   public CompletionStage<Evaluation> evaluateAsync(String key, Policy policy, long cost, long nowMicros) {
     return evalCheckAsync(check.get(policy.algorithm()), keys.of(key, policy), args(policy, nowMicros, cost, true))
-        .thenApply(reply -> evaluation(policy, reply));
+        .thenApply(reply -> Replies.evaluation(policy, reply));
   }
 
   @Override
@@ -230,45 +210,23 @@ public final class RedisBackend implements Backend {
   @Override
   public MultiEvaluation evaluateAll(String key, List<Policy> policies, long cost, long nowMicros) {
     if (policies.size() == 1) {
-      return asMulti(evaluate(key, policies.get(0), cost, nowMicros));
+      return Replies.asMulti(evaluate(key, policies.get(0), cost, nowMicros));
     }
     AllCall call = allCall(key, policies, cost, nowMicros);
-    return multiEvaluation(policies, evalCheck(checkAll, call.keys(), call.args()));
+    return Replies.multiEvaluation(policies, evalCheck(checkAll, call.keys(), call.args()));
   }
 
   @Override
   public CompletionStage<MultiEvaluation> evaluateAllAsync(String key, List<Policy> policies, long cost,
       long nowMicros) {
     if (policies.size() == 1) {
-      return evaluateAsync(key, policies.get(0), cost, nowMicros).thenApply(RedisBackend::asMulti);
+      return evaluateAsync(key, policies.get(0), cost, nowMicros).thenApply(Replies::asMulti);
     }
     AllCall call = allCall(key, policies, cost, nowMicros);
-    return evalCheckAsync(checkAll, call.keys(), call.args()).thenApply(reply -> multiEvaluation(policies, reply));
+    return evalCheckAsync(checkAll, call.keys(), call.args()).thenApply(reply -> Replies.multiEvaluation(policies, reply));
   }
 
   /** A one-policy check's evaluation as the multi-policy check of that policy answers it. */
-  private static MultiEvaluation asMulti(Evaluation e) {
-    Decision d = e.decision();
-    return new MultiEvaluation(new MultiDecision(d.allowed(), List.of(d)),
-        d.allowed() ? null : java.util.Collections.singletonList(e.state()), e.nowMicros());
-  }
-
-  private MultiEvaluation multiEvaluation(List<Policy> policies, List<Object> reply) {
-    long t = number(reply, 1);
-    boolean allowed = number(reply, 0) == 1;
-    List<Decision> decisions = new ArrayList<>(policies.size());
-    List<long[]> states = allowed ? null : new ArrayList<>(policies.size());
-    int at = 2;
-    for (Policy policy : policies) {
-      decisions.add(decode(policy, reply, at));
-      if (states != null) {
-        states.add(state(reply, at + 5));
-      }
-      at += 6 + (int) Math.max(0, number(reply, at + 5));
-    }
-    return new MultiEvaluation(new MultiDecision(allowed, decisions), states, t);
-  }
-
   /** check_all.lua's KEYS and ARGV for one call. */
   private record AllCall(List<Object> keys, Object[] args) {}
 
@@ -372,7 +330,7 @@ public final class RedisBackend implements Backend {
       policies.add(check.policy());
     }
     return evalCheckAsync(checkAll, call.keys(), call.args())
-        .thenApply(reply -> multiEvaluation(policies, reply).decision());
+        .thenApply(reply -> Replies.multiEvaluation(policies, reply).decision());
   }
 
   /**
@@ -456,7 +414,7 @@ public final class RedisBackend implements Backend {
         KeyedPolicy c = checks.get(i);
         pending.add(evalCheckAsync(check.get(c.policy().algorithm()), keys.of(c.key(), c.policy()),
             args(c.policy(), nowMicros, cost, false))
-            .thenAccept(reply -> decisions[i] = decode(c.policy(), reply, 0)).toCompletableFuture());
+            .thenAccept(reply -> decisions[i] = Replies.decode(c.policy(), reply, 0)).toCompletableFuture());
       }
     }
     return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new))
@@ -495,40 +453,6 @@ public final class RedisBackend implements Backend {
         policy.windowMicros(), policy.limit(), policy.burst(), apply ? "1" : "0"};
   }
 
-  private Evaluation evaluation(Policy policy, List<Object> reply) {
-    return new Evaluation(decode(policy, reply, 0), state(reply, 6), number(reply, 5));
-  }
-
-  private static Decision decode(Policy policy, List<Object> reply, int at) {
-    long remaining = number(reply, at + 1);
-    long retryAfter = number(reply, at + 2);
-    long resetAfter = number(reply, at + 3);
-    if (number(reply, at) == 1) {
-      return Decision.allowed(policy, remaining, resetAfter, number(reply, at + 4));
-    }
-    return Decision.denied(policy, remaining, retryAfter, resetAfter);
-  }
-
-  /**
-   * The state whose length is at {@code at}, followed by its numbers; null when the script sent
-   * none (-1). Only meaningful for denials.
-   */
-  private static long[] state(List<Object> reply, int at) {
-    long length = number(reply, at);
-    if (length < 0) {
-      return null;
-    }
-    long[] state = new long[(int) length];
-    for (int i = 0; i < state.length; i++) {
-      state[i] = number(reply, at + 1 + i);
-    }
-    return state;
-  }
-
-  private static long number(List<Object> reply, int index) {
-    return (Long) reply.get(index);
-  }
-
   /** For tests: whether checks of different hash slots may share a batch (batching, one server, no CROSSSLOT seen). */
   boolean batchesAcrossSlots() {
     return dispatcher != null && dispatcher.batchesAcrossSlots();
@@ -537,7 +461,7 @@ public final class RedisBackend implements Backend {
   /** One single-policy check, through the dispatcher when batching, waited for. */
   private List<Object> evalCheck(Lua lua, List<Object> scriptKeys, Object[] args) {
     if (dispatcher == null) {
-      return eval(lua, scriptKeys, args);
+      return calls.eval(lua, scriptKeys, args);
     }
     try {
       return evalCheckAsync(lua, scriptKeys, args).toCompletableFuture().join();
@@ -552,7 +476,7 @@ public final class RedisBackend implements Backend {
   /** One single-policy check: alone when idle, else with the next batch (see {@link Dispatcher}). */
   private CompletionStage<List<Object>> evalCheckAsync(Lua lua, List<Object> scriptKeys, Object[] args) {
     if (dispatcher == null) {
-      return evalAsync(lua, scriptKeys, args);
+      return calls.evalAsync(lua, scriptKeys, args);
     }
     return dispatcher.submit(new Dispatcher.Check(lua, scriptKeys, args, System.nanoTime() + timeoutNanos / 2,
         new CompletableFuture<>()));
@@ -599,7 +523,7 @@ public final class RedisBackend implements Backend {
       }
       checkLines.append(' ').append(cost).append('\n');
     }
-    return evalAsync(checkBatch, RScript.ReturnType.VALUE, batchKeys,
+    return calls.evalAsync(checkBatch, RScript.ReturnType.VALUE, batchKeys,
         new Object[] {policyLines.toString(), base, checkLines.toString()});
   }
 
@@ -623,134 +547,6 @@ public final class RedisBackend implements Backend {
     lines.append(a[0]).append(' ').append(a[3]).append(' ').append(a[4]).append(' ').append(a[5])
         .append(' ').append(a[6]).append('\n');
     return seen.size();
-  }
-
-  private List<Object> eval(Lua lua, List<Object> scriptKeys, Object[] args) {
-    if (waitReplicas > 0) { // the script and WAIT go out together as a batch: asynchronous only
-      try {
-        return evalAsync(lua, scriptKeys, args).toCompletableFuture().join();
-      } catch (CompletionException e) {
-        if (e.getCause() instanceof RuntimeException cause) {
-          throw cause;
-        }
-        throw e;
-      }
-    }
-    try {
-      try {
-        return script.evalSha(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args);
-      } catch (RuntimeException e) {
-        if (!isNoScript(e)) {
-          throw e;
-        }
-        load(lua); // the script never ran: running it now counts the check once
-        return script.evalSha(RScript.Mode.READ_WRITE, lua.sha, RScript.ReturnType.LIST, scriptKeys, args);
-      }
-    } catch (RuntimeException e) {
-      Throwable routed = routed(e);
-      throw routed instanceof RuntimeException r ? r : e;
-    }
-  }
-
-  private CompletionStage<List<Object>> evalAsync(Lua lua, List<Object> scriptKeys, Object[] args) {
-    return evalAsync(lua, RScript.ReturnType.LIST, scriptKeys, args);
-  }
-
-  /** EVALSHA of {@code lua}, its reply decoded as {@code type} says; loads it and runs it again after NOSCRIPT. */
-  private <T> CompletionStage<T> evalAsync(Lua lua, RScript.ReturnType type, List<Object> scriptKeys, Object[] args) {
-    CompletableFuture<T> reply = new CompletableFuture<>();
-    this.<T>evalShaOnce(lua, type, scriptKeys, args)
-        .whenComplete((answer, error) -> {
-          if (error == null) {
-            reply.complete(answer);
-          } else if (!isNoScript(error)) {
-            reply.completeExceptionally(routed(error));
-          } else { // the script never ran: running it now counts the check once
-            try {
-              script.scriptLoadAsync(lua.text).thenCompose(sha -> this.<T>evalShaOnce(lua, type, scriptKeys, args))
-                  .whenComplete((again, e) -> {
-                    if (e == null) {
-                      reply.complete(again);
-                    } else {
-                      reply.completeExceptionally(routed(e));
-                    }
-                  });
-            } catch (RuntimeException e) { // thrown, not failed (a client shutting down): still an answer,
-              reply.completeExceptionally(e); // or the call, and its batch lane's place, would wait forever
-            }
-          }
-        });
-    return reply;
-  }
-
-  /**
-   * One EVALSHA, sent once. With {@link Builder#waitForReplicas waitForReplicas}, a call that may
-   * write goes out with {@code WAIT n timeout} right behind it on the same connection (a Redisson
-   * batch synced to replicas), and fails when fewer than {@code n} replicas acknowledged its writes
-   * in time: the failure mode decides it, as a check whose admission a failover could lose.
-   */
-  private <T> CompletionStage<T> evalShaOnce(Lua lua, RScript.ReturnType type, List<Object> scriptKeys, Object[] args) {
-    if (waitReplicas == 0 || !consumes(lua, args)) {
-      return script.evalShaAsync(RScript.Mode.READ_WRITE, lua.sha, type, scriptKeys, args);
-    }
-    RBatch batch = client.createBatch(BatchOptions.defaults()
-        .sync(waitReplicas, waitTimeout)
-        .retryAttempts(0)
-        .responseTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS));
-    RFuture<T> answer = batch.getScript(StringCodec.INSTANCE)
-        .evalShaAsync(RScript.Mode.READ_WRITE, lua.sha, type, scriptKeys, args);
-    return batch.executeAsync().thenCompose(result -> {
-      if (result.getSyncedSlaves() < waitReplicas) {
-        return CompletableFuture.<T>failedFuture(new RedisException("the check ran on the master, but "
-            + result.getSyncedSlaves() + " of the " + waitReplicas + " replicas it waits for acknowledged its writes"
-            + " within " + waitTimeout.toMillis() + " ms (waitForReplicas): a failover now could lose them"));
-      }
-      return answer;
-    });
-  }
-
-  /** Whether a call may write: every call but a single check run as an inspection (apply off). */
-  private boolean consumes(Lua lua, Object[] args) {
-    return lua == checkAll || lua == checkBatch || !"0".equals(args[6]);
-  }
-
-  private void load(Lua lua) {
-    String sha = script.scriptLoad(lua.text);
-    Require.state(sha.equalsIgnoreCase(lua.sha), "Redis computed SHA %s for a script whose SHA-1 is %s", sha, lua.sha);
-  }
-
-  /**
-   * {@code error}, or a {@link NotRoutedException} when the call never ran because its slot is
-   * moving: Redisson did not send it because no node it knows serves the slot now (Redis answered
-   * {@code MOVED} or {@code ASK}, which run nothing, naming a node the client has not discovered
-   * yet, as after a failover, a slot moved or a node added, until its next scan of the cluster,
-   * Redisson's {@code scanInterval}); or Redis refused it with {@code TRYAGAIN} (its keys are split
-   * between two nodes mid-migration). The failure mode decides such a check, and the limiter's
-   * circuit stays closed for the keys of every other slot.
-   */
-  private static Throwable routed(Throwable error) {
-    for (Throwable e = error; e != null && e.getCause() != e; e = e.getCause()) {
-      if (e instanceof RedisNodeNotFoundException) {
-        return new NotRoutedException("the check never ran: no node the Redis client knows serves its hash slot"
-            + " now (a failover, a slot moved, a node added); the client learns the new node at its next scan"
-            + " of the cluster", error);
-      }
-      if (e instanceof RedisTryAgainException) {
-        return new NotRoutedException("the check never ran: its keys are split between two nodes while their"
-            + " hash slot migrates (TRYAGAIN)", error);
-      }
-    }
-    return error;
-  }
-
-  private static boolean isNoScript(Throwable error) {
-    for (Throwable e = error; e != null; e = e.getCause()) {
-      if (e instanceof RedisNoScriptException
-          || (e.getMessage() != null && e.getMessage().startsWith("NOSCRIPT"))) {
-        return true;
-      }
-    }
-    return false;
   }
 
   /** A script's text and its SHA-1, which is what Redis names it by. */
