@@ -1,12 +1,9 @@
 package dev.ratelimit;
 
-import dev.ratelimit.RateLimitListener.Outcome;
 import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.spi.Backend;
 import dev.ratelimit.spi.Evaluation;
-import dev.ratelimit.spi.NotRoutedException;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -14,21 +11,17 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
- * The limiter: validates, reads the clock, dispatches to the backend through the circuit breaker
- * with a timeout, applies the failure mode and shadow mode, and reports to the listener.
+ * The limiter's dispatch: validates ({@link CheckArguments}), reads the clock, asks the near-cache,
+ * then the backend ({@link BackendCalls}: through the circuit breaker, with a timeout), else the
+ * failure mode; every decision is reported with shadow mode applied ({@link Reports}).
  *
  * <p>When the backend implements the async methods (every remote one does), every check, also the
  * synchronous one, goes through them and waits on the stage with what is left of the timeout, so a
@@ -39,31 +32,12 @@ import java.util.function.Supplier;
 final class DefaultRateLimiter implements RateLimiter {
   private static final System.Logger LOG = System.getLogger(RateLimiter.class.getName());
   private static final long ERROR_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
-  private static final long SHADOW_LOG_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
-  private static final long FAILURE_MODE_LOG_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(1);
-  /** The most hot denied (key, policy) pairs the near-cache holds. */
   /** Everything the builder configured. */
   record Settings(InstantSource clock, Backend backend, FailureMode failureMode, boolean nearCache,
       long nearCacheMaximumEntries, Duration timeout, Duration failClosedRetryAfter, double localFallbackShare,
       int failureThreshold,
       Duration coolDown, RateLimitListener listener, boolean shadow, Set<String> shadowPolicies,
       LongSupplier nanoTime) {}
-
-  /** Who made a decision. */
-  private enum Source {
-    BACKEND(Outcome.ALLOWED, Outcome.DENIED),
-    NEAR_CACHE(Outcome.ALLOWED, Outcome.DENIED_BY_NEAR_CACHE),
-    FALLBACK(Outcome.FALLBACK_ALLOWED, Outcome.FALLBACK_DENIED),
-    FAILURE(Outcome.FAILURE_ALLOWED, Outcome.FAILURE_DENIED);
-
-    final Outcome allowed;
-    final Outcome denied;
-
-    Source(Outcome allowed, Outcome denied) {
-      this.allowed = allowed;
-      this.denied = denied;
-    }
-  }
 
   /** A pair's policy, when the pairs are one key's policies. */
   private static final Function<Policy, Policy> POLICY = Function.identity();
@@ -87,26 +61,13 @@ final class DefaultRateLimiter implements RateLimiter {
   private final NearCache nearCache;
   private final Duration timeout;
   private final long timeoutNanos;
-  private final Duration failClosedRetryAfter;
   private final LocalFallback fallback;
   private final CircuitBreaker breaker;
-  /** Times out checkAsync's calls. */
-  private final Deadlines deadlines = new Deadlines();
+  /** Calls to the backend, bounded by the breaker and the timeout, and reported. */
+  private final BackendCalls calls;
   private final RateLimitListener listener;
-  private final boolean shadowAll;
-  private final Set<String> shadowPolicies;
-  private final LogThrottle errorLog;
-  private final LogThrottle shadowLog;
-  /** One line a minute at most while the failure mode decides (the open circuit skips calls silently). */
-  private final LogThrottle failureModeLog;
-  private final LongSupplier nanoTime;
-  /** Every decision reported, and those the failure mode made (FAIL_OPEN, FAIL_CLOSED, the local fallback). */
-  private final LongAdder decisions = new LongAdder();
-  private final LongAdder failureModeDecisions = new LongAdder();
-  // the counts and time of the last failure-mode line; guarded by failureModeLog
-  private long loggedDecisions;
-  private long loggedFailureModeDecisions;
-  private long loggedAt;
+  /** What each decision is reported as, shadow mode applied, and the failure mode's own answers. */
+  private final Reports reports;
   /** Whether the backend has its own checkAsync, and its own checkAllAsync. */
   private final boolean asyncCheck;
   private final boolean asyncCheckAll;
@@ -128,24 +89,20 @@ final class DefaultRateLimiter implements RateLimiter {
     this.nearCache = s.nearCache() ? new NearCache(s.nearCacheMaximumEntries()) : null;
     this.timeout = s.timeout();
     this.timeoutNanos = s.timeout().toNanos();
-    this.failClosedRetryAfter = s.failClosedRetryAfter();
     this.fallback = s.failureMode() == FailureMode.LOCAL_FALLBACK
         ? new LocalFallback(s.localFallbackShare(), s.failClosedRetryAfter()) : null;
     this.listener = s.listener();
     this.breaker = new CircuitBreaker(s.failureThreshold(), s.coolDown(), s.nanoTime(), s.listener());
-    this.shadowAll = s.shadow();
-    this.shadowPolicies = s.shadowPolicies();
-    this.errorLog = new LogThrottle(s.nanoTime(), ERROR_LOG_INTERVAL_NANOS);
-    this.shadowLog = new LogThrottle(s.nanoTime(), SHADOW_LOG_INTERVAL_NANOS);
-    this.failureModeLog = new LogThrottle(s.nanoTime(), FAILURE_MODE_LOG_INTERVAL_NANOS);
-    this.nanoTime = s.nanoTime();
-    this.loggedAt = s.nanoTime().getAsLong();
+    this.calls = new BackendCalls(breaker, s.listener(), s.timeout(), s.failureMode(),
+        new LogThrottle(s.nanoTime(), ERROR_LOG_INTERVAL_NANOS));
+    this.reports = new Reports(s.listener(), s.failureMode(), s.failClosedRetryAfter(), s.shadow(), s.shadowPolicies(),
+        s.nanoTime(), breaker);
     this.asyncCheck = overrides(backend, "checkAsync", String.class, Policy.class, long.class, long.class);
     this.asyncCheckAll = overrides(backend, "checkAllAsync", String.class, List.class, long.class, long.class);
     this.checksAcrossKeys = overrides(backend, "checkAll", List.class, long.class, long.class);
     this.asyncCheckAcrossKeys = overrides(backend, "checkAllAsync", List.class, long.class, long.class);
     boolean plain = backend instanceof InMemoryBackend && !asyncCheck && nearCache == null
-        && listener == RateLimitListener.NONE && !shadowAll && shadowPolicies.isEmpty();
+        && listener == RateLimitListener.NONE && !reports.shadows();
     this.plainBackend = plain ? (InMemoryBackend) backend : null;
   }
 
@@ -167,7 +124,7 @@ final class DefaultRateLimiter implements RateLimiter {
 
   @Override
   public Decision check(String key, Policy policy, long cost) {
-    validate(key, policy, cost);
+    CheckArguments.validate(key, policy, cost);
     return checkValid(key, policy, cost, nowMicros());
   }
 
@@ -178,13 +135,13 @@ final class DefaultRateLimiter implements RateLimiter {
 
   @Override
   public boolean tryAcquire(String key, Policy policy, long cost) {
-    validate(key, policy, cost);
+    CheckArguments.validate(key, policy, cost);
     long now = nowMicros();
     if (plainBackend != null) {
       try {
         return plainBackend.tryAcquire(key, policy, cost, now);
       } catch (RuntimeException e) { // a bug in the backend: reported, and the failure mode decides
-        settle(CircuitBreaker.CALL, 0, null, e);
+        calls.settle(CircuitBreaker.CALL, 0, null, e);
         return failed(key, policy, cost, now).allowed();
       }
     }
@@ -196,7 +153,7 @@ final class DefaultRateLimiter implements RateLimiter {
       try {
         return plainBackend.check(key, policy, cost, now);
       } catch (RuntimeException e) { // a bug in the backend: reported, and the failure mode decides
-        settle(CircuitBreaker.CALL, 0, null, e);
+        calls.settle(CircuitBreaker.CALL, 0, null, e);
         return failed(key, policy, cost, now);
       }
     }
@@ -207,17 +164,17 @@ final class DefaultRateLimiter implements RateLimiter {
     Decision d;
     if (asyncCheck) {
       long start = System.nanoTime();
-      d = call(() -> evaluateAsync(key, policy, cost, now), start, start + timeoutNanos);
+      d = calls.call(() -> evaluateAsync(key, policy, cost, now), start, start + timeoutNanos);
     } else {
       d = checkDirectly(key, policy, cost, now);
     }
-    return d != null ? decided(policy, d, Source.BACKEND) : failed(key, policy, cost, now);
+    return d != null ? reports.decided(policy, d, Source.BACKEND) : failed(key, policy, cost, now);
   }
 
   /** The near-cache's answer, shadow mode applied and reported; null when the backend must answer. */
   private Decision localAnswer(String key, Policy policy, long cost, long now) {
     Decision local = nearCache == null ? null : nearCache.answer(key, policy, cost, now);
-    return local == null ? null : decided(policy, local, Source.NEAR_CACHE);
+    return local == null ? null : reports.decided(policy, local, Source.NEAR_CACHE);
   }
 
   /** {@link #call} for a backend without its own checkAsync, with no future and no lambda. */
@@ -241,12 +198,12 @@ final class DefaultRateLimiter implements RateLimiter {
     } catch (RuntimeException e) {
       error = e;
     }
-    return settle(permit, start, d, error) ? d : null;
+    return calls.settle(permit, start, d, error) ? d : null;
   }
 
   @Override
   public CompletionStage<Decision> checkAsync(String key, Policy policy, long cost) {
-    validate(key, policy, cost);
+    CheckArguments.validate(key, policy, cost);
     long now = nowMicros();
     if (!asyncCheck) {
       return CompletableFuture.completedFuture(checkValid(key, policy, cost, now));
@@ -255,76 +212,27 @@ final class DefaultRateLimiter implements RateLimiter {
     if (local != null) {
       return CompletableFuture.completedFuture(local);
     }
-    long permit = breaker.tryAcquire();
-    if (permit == CircuitBreaker.REFUSED) {
-      return CompletableFuture.completedFuture(failed(key, policy, cost, now));
-    }
     long start = System.nanoTime();
-    CompletableFuture<Decision> answer;
-    try {
-      answer = future(evaluateAsync(key, policy, cost, now));
-    } catch (RuntimeException e) {
-      settle(permit, start, null, e);
-      return CompletableFuture.completedFuture(failed(key, policy, cost, now));
-    }
-    if (answer.isDone()) {
-      return CompletableFuture.completedFuture(finish(permit, start, answer, null, key, policy, cost, now));
-    }
-    CompletableFuture<Decision> bounded = new CompletableFuture<>();
-    answer.whenComplete((d, e) -> {
-      if (e != null) {
-        bounded.completeExceptionally(e);
-      } else {
-        bounded.complete(d);
-      }
-    });
-    deadlines.add(bounded, start + timeoutNanos);
-    // finish runs when the call ends even if the caller has cancelled or completed its stage (a
-    // dependent stage's function would then be skipped, and the breaker's permit never given back)
-    CompletableFuture<Decision> result = new CompletableFuture<>();
-    bounded.whenComplete((d, e) -> {
-      try {
-        result.complete(finish(permit, start, answer, e, key, policy, cost, now));
-      } catch (Throwable t) { // finish never throws; should it (an Error), the caller must not wait forever
-        result.completeExceptionally(t);
-      }
-    });
-    return result;
-  }
-
-  /** Completes a {@link #checkAsync}: never throws, so the caller's stage never fails. */
-  private Decision finish(long permit, long start, CompletableFuture<Decision> answer, Throwable boundedError,
-      String key, Policy policy, long cost, long now) {
-    try {
-      Decision d = null;
-      Throwable error;
-      if (boundedError == null && answer.isDone() && !answer.isCompletedExceptionally()) {
-        d = answer.join();
-        error = null;
-      } else if (boundedError instanceof TimeoutException && !answer.isDone()) {
-        error = timedOut(); // our timer, not the backend's own error
-      } else {
-        error = cause(boundedError != null ? boundedError : exceptionOf(answer));
-      }
-      return settle(permit, start, d, error) ? decided(policy, d, Source.BACKEND) : failed(key, policy, cost, now);
-    } catch (RuntimeException e) {
-      logError("checkAsync could not complete normally; FAIL_OPEN decides", e);
-      return failOpen(policy);
-    }
+    return calls.callAsync(() -> evaluateAsync(key, policy, cost, now), start, start + timeoutNanos)
+        .thenApply(d -> d != null ? reports.decided(policy, d, Source.BACKEND) : failed(key, policy, cost, now))
+        .exceptionally(e -> { // never happens by design; should it, the caller must still get an answer
+          calls.logError("checkAsync could not complete normally; FAIL_OPEN decides", e);
+          return Reports.failOpen(policy);
+        });
   }
 
   // ---------------------------------------------------------------------------------- checkAll
 
   @Override
   public MultiDecision checkAll(String key, List<Policy> policies, long cost) {
-    validateAll(key, policies, cost);
+    CheckArguments.validateAll(key, policies, cost);
     List<Policy> ps = List.copyOf(policies);
     long now = nowMicros();
     if (plainBackend != null) {
       try {
         return plainBackend.checkAll(key, ps, cost, now);
       } catch (RuntimeException e) { // a bug in the backend: reported, and the failure mode decides
-        settle(CircuitBreaker.CALL, 0, null, e);
+        calls.settle(CircuitBreaker.CALL, 0, null, e);
         return resolve(ps, POLICY, failedAll(key, ps, cost, now),
             enforced -> failedAll(key, enforced, cost, now), enforced -> failedAll(key, enforced, cost, now));
       }
@@ -342,21 +250,6 @@ final class DefaultRateLimiter implements RateLimiter {
         enforced -> failedAll(key, enforced, cost, now));
   }
 
-  private static void validateAll(String key, List<Policy> policies, long cost) {
-    Require.argument(policies != null && !policies.isEmpty(), "policies must not be empty, was %s", policies);
-    for (int i = 0; i < policies.size(); i++) {
-      Policy policy = policies.get(i);
-      validate(key, policy, cost);
-      for (int j = 0; j < i; j++) {
-        Policy other = policies.get(j);
-        if (other.name().equals(policy.name()) && other.algorithm() == policy.algorithm()) {
-          throw new IllegalArgumentException("policies must be distinct by name and algorithm: '"
-              + policy.name() + "' (" + policy.algorithm() + ") appears twice");
-        }
-      }
-    }
-  }
-
   /**
    * The enforced pairs to check again when only shadow policies denied {@code first} (see
    * {@link #resolve}); null when {@code first} needs no second call.
@@ -367,7 +260,7 @@ final class DefaultRateLimiter implements RateLimiter {
     }
     List<P> enforced = new ArrayList<>(pairs.size());
     for (int i = 0; i < pairs.size(); i++) {
-      boolean shadow = isShadow(policyOf.apply(pairs.get(i)));
+      boolean shadow = reports.isShadow(policyOf.apply(pairs.get(i)));
       if (!first.decisions()[i].allowed() && !shadow) {
         return null; // an enforced denial stands
       }
@@ -380,7 +273,7 @@ final class DefaultRateLimiter implements RateLimiter {
 
   @Override
   public CompletionStage<MultiDecision> checkAllAsync(String key, List<Policy> policies, long cost) {
-    validateAll(key, policies, cost);
+    CheckArguments.validateAll(key, policies, cost);
     List<Policy> ps = List.copyOf(policies);
     long now = nowMicros();
     long start = System.nanoTime();
@@ -413,10 +306,10 @@ final class DefaultRateLimiter implements RateLimiter {
           : againOnBackend.apply(enforced);
       return again.thenApply(second -> resolve(pairs, policyOf, judged, e -> second, e -> second));
     }).exceptionally(e -> { // never happens by design; should it, the caller must still get an answer
-      logError("checkAllAsync could not complete normally; FAIL_OPEN decides", e);
+      calls.logError("checkAllAsync could not complete normally; FAIL_OPEN decides", e);
       List<Decision> open = new ArrayList<>(pairs.size());
       for (P p : pairs) {
-        open.add(failOpen(policyOf.apply(p)));
+        open.add(Reports.failOpen(policyOf.apply(p)));
       }
       return new MultiDecision(true, open);
     });
@@ -425,7 +318,7 @@ final class DefaultRateLimiter implements RateLimiter {
   /** {@link #backendAll} without waiting: the stage completes when the backend answers or the deadline passes. */
   private CompletableFuture<Judged> backendAllAsync(String key, List<Policy> policies, long cost, long now, long start,
       long deadline) {
-    return callAsync(backendAllCall(key, policies, cost, now), start, deadline)
+    return calls.callAsync(backendAllCall(key, policies, cost, now), start, deadline)
         .thenApply(m -> judgedAll(m, key, policies, cost, now));
   }
 
@@ -438,7 +331,7 @@ final class DefaultRateLimiter implements RateLimiter {
     if (nearCache != null) {
       return () -> {
         long resets = nearCache.resets(key);
-        return future(backend.evaluateAllAsync(key, policies, cost, now)).thenApply(e -> {
+        return BackendCalls.future(backend.evaluateAllAsync(key, policies, cost, now)).thenApply(e -> {
           nearCache.rememberAll(key, policies, cost, now, e, resets);
           return e.decision();
         });
@@ -454,61 +347,6 @@ final class DefaultRateLimiter implements RateLimiter {
         : failedAll(key, policies, cost, now);
   }
 
-  /**
-   * {@link #call} without waiting: the stage completes with the answer, or with null when the call
-   * was skipped, failed or timed out at {@code deadline} (already reported).
-   */
-  private <T> CompletableFuture<T> callAsync(Supplier<CompletionStage<T>> backendCall, long startNanos, long deadline) {
-    long permit = breaker.tryAcquire();
-    if (permit == CircuitBreaker.REFUSED) {
-      return CompletableFuture.completedFuture(null);
-    }
-    CompletableFuture<T> answer;
-    try {
-      answer = future(backendCall.get());
-    } catch (RuntimeException e) {
-      settle(permit, startNanos, null, e);
-      return CompletableFuture.completedFuture(null);
-    }
-    if (answer.isDone()) {
-      return CompletableFuture.completedFuture(settled(permit, startNanos, answer, null));
-    }
-    CompletableFuture<T> bounded = new CompletableFuture<>();
-    answer.whenComplete((v, e) -> {
-      if (e != null) {
-        bounded.completeExceptionally(e);
-      } else {
-        bounded.complete(v);
-      }
-    });
-    deadlines.add(bounded, deadline);
-    // settled runs when the call ends even if the caller gave up on its stage (the permit goes back)
-    CompletableFuture<T> result = new CompletableFuture<>();
-    bounded.whenComplete((v, e) -> {
-      try {
-        result.complete(settled(permit, startNanos, answer, e));
-      } catch (Throwable t) {
-        result.completeExceptionally(t);
-      }
-    });
-    return result;
-  }
-
-  /** The answer of a finished {@link #callAsync}, reported; null when it failed or timed out. */
-  private <T> T settled(long permit, long startNanos, CompletableFuture<T> answer, Throwable boundedError) {
-    T value = null;
-    Throwable error;
-    if (boundedError == null && answer.isDone() && !answer.isCompletedExceptionally()) {
-      value = answer.join();
-      error = null;
-    } else if (boundedError instanceof TimeoutException && !answer.isDone()) {
-      error = timedOut();
-    } else {
-      error = cause(boundedError != null ? boundedError : exceptionOf(answer));
-    }
-    return settle(permit, startNanos, value, error) ? value : null;
-  }
-
   // ---------------------------------------------------------------------------------- checkAll across keys
 
   /**
@@ -518,7 +356,7 @@ final class DefaultRateLimiter implements RateLimiter {
    */
   @Override
   public MultiDecision checkAll(List<KeyedPolicy> checks, long cost) {
-    validateAcross(checks, cost);
+    CheckArguments.validateAcross(checks, cost);
     String key = KeyedPolicy.commonKey(checks);
     if (key != null) {
       return checkAll(key, KeyedPolicy.policies(checks), cost);
@@ -538,7 +376,7 @@ final class DefaultRateLimiter implements RateLimiter {
 
   @Override
   public CompletionStage<MultiDecision> checkAllAsync(List<KeyedPolicy> checks, long cost) {
-    validateAcross(checks, cost);
+    CheckArguments.validateAcross(checks, cost);
     String key = KeyedPolicy.commonKey(checks);
     if (key != null) {
       return checkAllAsync(key, KeyedPolicy.policies(checks), cost);
@@ -553,13 +391,6 @@ final class DefaultRateLimiter implements RateLimiter {
         enforced -> failedAcross(enforced, cost, now));
   }
 
-  private static void validateAcross(List<KeyedPolicy> checks, long cost) {
-    KeyedPolicy.validate(checks);
-    for (KeyedPolicy check : checks) {
-      validate(check.key(), check.policy(), cost);
-    }
-  }
-
   /** A backend without cross-key checks is a configuration error, not a failure for the failure mode. */
   private void requireAcrossKeys() {
     if (!checksAcrossKeys) {
@@ -572,8 +403,8 @@ final class DefaultRateLimiter implements RateLimiter {
   /** The backend's all-or-nothing answer for pairs of different keys, or the failure mode's. */
   private Judged backendAcross(List<KeyedPolicy> checks, long cost, long now, long start, long deadline) {
     MultiDecision m = asyncCheckAcrossKeys
-        ? call(() -> backend.checkAllAsync(checks, cost, now), start, deadline)
-        : call(() -> CompletableFuture.completedFuture(backend.checkAll(checks, cost, now)), start, deadline);
+        ? calls.call(() -> backend.checkAllAsync(checks, cost, now), start, deadline)
+        : calls.call(() -> CompletableFuture.completedFuture(backend.checkAll(checks, cost, now)), start, deadline);
     return m != null && m.decisions().size() == checks.size() ? Judged.of(m, Source.BACKEND)
         : failedAcross(checks, cost, now);
   }
@@ -582,8 +413,8 @@ final class DefaultRateLimiter implements RateLimiter {
   private CompletableFuture<Judged> backendAcrossAsync(List<KeyedPolicy> checks, long cost, long now, long start,
       long deadline) {
     CompletableFuture<MultiDecision> m = asyncCheckAcrossKeys
-        ? callAsync(() -> backend.checkAllAsync(checks, cost, now), start, deadline)
-        : callAsync(() -> CompletableFuture.completedFuture(backend.checkAll(checks, cost, now)), start, deadline);
+        ? calls.callAsync(() -> backend.checkAllAsync(checks, cost, now), start, deadline)
+        : calls.callAsync(() -> CompletableFuture.completedFuture(backend.checkAll(checks, cost, now)), start, deadline);
     return m.thenApply(d -> d != null && d.decisions().size() == checks.size() ? Judged.of(d, Source.BACKEND)
         : failedAcross(checks, cost, now));
   }
@@ -596,7 +427,7 @@ final class DefaultRateLimiter implements RateLimiter {
 
   @Override
   public MultiDecision peekAll(String key, List<Policy> policies, long cost) {
-    validateAll(key, policies, cost);
+    CheckArguments.validateAll(key, policies, cost);
     List<Policy> ps = List.copyOf(policies);
     long now = nowMicros();
     long start = System.nanoTime();
@@ -605,7 +436,7 @@ final class DefaultRateLimiter implements RateLimiter {
     if (local != null) {
       judged = Judged.of(local, Source.NEAR_CACHE); // a remembered denial: read-only, and exact
     } else {
-      List<Decision> inspected = call(() -> {
+      List<Decision> inspected = calls.call(() -> {
         List<Decision> ds = new ArrayList<>(ps.size());
         for (Policy p : ps) {
           ds.add(backend.inspect(key, p, cost, now));
@@ -627,10 +458,10 @@ final class DefaultRateLimiter implements RateLimiter {
     try {
       return Judged.of(fallback.peekAll(key, policies, cost, now), Source.FALLBACK);
     } catch (RuntimeException e) {
-      logError("the local fallback failed; FAIL_OPEN decides", e);
+      calls.logError("the local fallback failed; FAIL_OPEN decides", e);
       Decision[] open = new Decision[policies.size()];
       for (int i = 0; i < open.length; i++) {
-        open[i] = failOpen(policies.get(i));
+        open[i] = Reports.failOpen(policies.get(i));
       }
       return new Judged(true, open, Source.FAILURE);
     }
@@ -645,7 +476,7 @@ final class DefaultRateLimiter implements RateLimiter {
     Decision[] decisions = judged.decisions();
     boolean allowed = true;
     for (int i = 0; i < decisions.length; i++) {
-      allowed &= decisions[i].allowed() || isShadow(policies.get(i));
+      allowed &= decisions[i].allowed() || reports.isShadow(policies.get(i));
     }
     List<Decision> result = new ArrayList<>(decisions.length);
     for (int i = 0; i < decisions.length; i++) {
@@ -654,8 +485,8 @@ final class DefaultRateLimiter implements RateLimiter {
       if (allowed) {
         result.add(d.allowed() ? d : Decision.allowed(policy, d.remaining(), d.resetAfterMicros(), 0));
       } else {
-        result.add(!d.allowed() && isShadow(policy) ? shadowed(policy, d, judged.source())
-            : report(policy, d, judged.source()));
+        result.add(!d.allowed() && reports.isShadow(policy) ? reports.shadowed(policy, d, judged.source())
+            : reports.report(policy, d, judged.source()));
       }
     }
     return new MultiDecision(allowed, result);
@@ -664,7 +495,7 @@ final class DefaultRateLimiter implements RateLimiter {
   /** The backend's all-or-nothing answer, or the failure mode's when it fails. */
   private Judged backendAll(String key, List<Policy> policies, long cost, long now, long start, long deadline) {
     MultiDecision m = nearCache == null && !asyncCheckAll ? checkAllDirectly(key, policies, cost, now, start)
-        : call(backendAllCall(key, policies, cost, now), start, deadline);
+        : calls.call(backendAllCall(key, policies, cost, now), start, deadline);
     return judgedAll(m, key, policies, cost, now);
   }
 
@@ -681,7 +512,7 @@ final class DefaultRateLimiter implements RateLimiter {
     } catch (RuntimeException e) {
       error = e;
     }
-    return settle(permit, start, m, error) ? m : null;
+    return calls.settle(permit, start, m, error) ? m : null;
   }
 
   private Judged failedAll(String key, List<Policy> policies, long cost, long now) {
@@ -695,21 +526,21 @@ final class DefaultRateLimiter implements RateLimiter {
     switch (failureMode) {
       case FAIL_OPEN:
         for (int i = 0; i < n; i++) {
-          decisions[i] = failOpen(policyOf.apply(pairs.get(i)));
+          decisions[i] = Reports.failOpen(policyOf.apply(pairs.get(i)));
         }
         return new Judged(true, decisions, Source.FAILURE);
       case FAIL_CLOSED:
         for (int i = 0; i < n; i++) {
-          decisions[i] = failClosed(policyOf.apply(pairs.get(i)));
+          decisions[i] = reports.failClosed(policyOf.apply(pairs.get(i)));
         }
         return new Judged(false, decisions, Source.FAILURE);
       default:
         try {
           return Judged.of(local.get(), Source.FALLBACK);
         } catch (RuntimeException e) {
-          logError("the local fallback failed; FAIL_OPEN decides", e);
+          calls.logError("the local fallback failed; FAIL_OPEN decides", e);
           for (int i = 0; i < n; i++) {
-            decisions[i] = failOpen(policyOf.apply(pairs.get(i)));
+            decisions[i] = Reports.failOpen(policyOf.apply(pairs.get(i)));
           }
           return new Judged(true, decisions, Source.FAILURE);
         }
@@ -734,7 +565,7 @@ final class DefaultRateLimiter implements RateLimiter {
       boolean enforcedDenied = false;
       for (int i = 0; i < n; i++) {
         if (!decisions[i].allowed()) {
-          if (isShadow(policyOf.apply(pairs.get(i)))) {
+          if (reports.isShadow(policyOf.apply(pairs.get(i)))) {
             shadowed[i] = true;
           } else {
             enforcedDenied = true;
@@ -745,7 +576,7 @@ final class DefaultRateLimiter implements RateLimiter {
         List<P> enforced = new ArrayList<>(n);
         int[] at = new int[n];
         for (int i = 0; i < n; i++) {
-          if (!isShadow(policyOf.apply(pairs.get(i)))) {
+          if (!reports.isShadow(policyOf.apply(pairs.get(i)))) {
             at[enforced.size()] = i;
             enforced.add(pairs.get(i));
           }
@@ -767,7 +598,7 @@ final class DefaultRateLimiter implements RateLimiter {
     for (int i = 0; i < n; i++) {
       Policy policy = policyOf.apply(pairs.get(i));
       Decision d = decisions[i];
-      result.add(shadowed[i] ? shadowed(policy, d, sources[i]) : report(policy, d, sources[i]));
+      result.add(shadowed[i] ? reports.shadowed(policy, d, sources[i]) : reports.report(policy, d, sources[i]));
     }
     return new MultiDecision(allowed, result);
   }
@@ -776,13 +607,13 @@ final class DefaultRateLimiter implements RateLimiter {
 
   @Override
   public Decision inspect(String key, Policy policy) {
-    validate(key, policy, 1);
+    CheckArguments.validate(key, policy, 1);
     return backend.inspect(key, policy, nowMicros());
   }
 
   @Override
   public void reset(String key, Policy policy) {
-    validate(key, policy, 1);
+    CheckArguments.validate(key, policy, 1);
     long now = nowMicros();
     if (fallback != null) {
       fallback.reset(key, policy, now);
@@ -827,134 +658,10 @@ final class DefaultRateLimiter implements RateLimiter {
       return backend.checkAsync(key, policy, cost, now);
     }
     long resets = nearCache.resets(key);
-    return future(backend.evaluateAsync(key, policy, cost, now)).thenApply(e -> {
+    return BackendCalls.future(backend.evaluateAsync(key, policy, cost, now)).thenApply(e -> {
       nearCache.remember(key, policy, cost, now, e, resets);
       return e.decision();
     });
-  }
-
-  /**
-   * One backend call through the breaker, made at {@code startNanos} and waited for until {@code
-   * deadline} (System.nanoTime); its answer, or null when it was skipped, failed or timed out
-   * (already reported).
-   */
-  private <T> T call(Supplier<CompletionStage<T>> backendCall, long startNanos, long deadline) {
-    long permit = breaker.tryAcquire();
-    if (permit == CircuitBreaker.REFUSED) {
-      return null;
-    }
-    T result = null;
-    Throwable error = null;
-    try {
-      result = awaitUninterruptibly(future(backendCall.get()), deadline);
-    } catch (ExecutionException e) {
-      error = cause(e);
-    } catch (TimeoutException e) {
-      error = timedOut();
-    } catch (CancellationException | CompletionException e) {
-      error = cause(e);
-    } catch (RuntimeException e) {
-      error = e;
-    }
-    return settle(permit, startNanos, result, error) ? result : null;
-  }
-
-  /**
-   * {@code f}'s result, waited for until {@code deadline} (System.nanoTime) even when the caller is
-   * interrupted: the call has been sent and may have counted, so its answer, not the failure mode's,
-   * is the true one (a FAIL_CLOSED denial of a check Redis counted, or a local fallback counting it
-   * twice, would not be). The interrupt is kept for the caller.
-   */
-  private static <T> T awaitUninterruptibly(CompletableFuture<T> f, long deadline)
-      throws ExecutionException, TimeoutException {
-    boolean interrupted = false;
-    try {
-      for (;;) {
-        try {
-          return f.isDone() ? f.get() : f.get(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) { // the flag is now clear: the next wait blocks
-          interrupted = true;
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  /** Reports a finished call to the listener, the breaker and the log; whether it succeeded. */
-  private boolean settle(long permit, long startNanos, Object result, Throwable error) {
-    if (error == null && result == null) {
-      error = new IllegalStateException("the backend answered null");
-    }
-    boolean ok = error == null;
-    if (listener != RateLimitListener.NONE) {
-      listener.onBackendCall(System.nanoTime() - startNanos, ok);
-    }
-    // a call the backend could not route (one slot moving) tells nothing of the backend's health
-    breaker.onResult(permit, ok || cause(error) instanceof NotRoutedException);
-    if (!ok) {
-      listener.onBackendError(error);
-      logError("the rate limiter's backend failed; " + failureMode + " decides", error);
-    }
-    return ok;
-  }
-
-  private TimeoutException timedOut() {
-    return new TimeoutException("the backend did not answer within " + timeout);
-  }
-
-  private void logError(String message, Throwable error) {
-    long suppressed = errorLog.tryAcquire("backend");
-    if (suppressed < 0) {
-      return;
-    }
-    String line = message + ": " + error
-        + (suppressed > 0 ? " (" + suppressed + " more since the last line)" : "")
-        + " (logged at most once every 10 s)";
-    if (error instanceof TimeoutException) {
-      LOG.log(Level.WARNING, line);
-    } else {
-      LOG.log(Level.WARNING, line, error);
-    }
-  }
-
-  /** The stage as a future of ours to wait on; never completes or cancels the backend's stage. */
-  private static <T> CompletableFuture<T> future(CompletionStage<T> stage) {
-    if (stage == null) {
-      return CompletableFuture.failedFuture(new IllegalStateException("the backend returned no stage"));
-    }
-    if (stage instanceof CompletableFuture<T> f) {
-      return f;
-    }
-    CompletableFuture<T> f = new CompletableFuture<>();
-    stage.whenComplete((v, e) -> {
-      if (e != null) {
-        f.completeExceptionally(e);
-      } else {
-        f.complete(v);
-      }
-    });
-    return f;
-  }
-
-  private static Throwable exceptionOf(CompletableFuture<?> f) {
-    try {
-      f.join();
-      return new IllegalStateException("the backend's stage did not complete");
-    } catch (CompletionException | CancellationException e) {
-      return e;
-    }
-  }
-
-  /** The backend's own exception, out of the wrappers of futures. */
-  private static Throwable cause(Throwable e) {
-    Throwable t = e;
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 
   // ---------------------------------------------------------------------------------- decisions
@@ -963,103 +670,19 @@ final class DefaultRateLimiter implements RateLimiter {
   private Decision failed(String key, Policy policy, long cost, long now) {
     switch (failureMode) {
       case FAIL_OPEN:
-        return decided(policy, failOpen(policy), Source.FAILURE);
+        return reports.decided(policy, Reports.failOpen(policy), Source.FAILURE);
       case FAIL_CLOSED:
-        return decided(policy, failClosed(policy), Source.FAILURE);
+        return reports.decided(policy, reports.failClosed(policy), Source.FAILURE);
       default:
         Decision d;
         try {
           d = fallback.check(key, policy, cost, now);
         } catch (RuntimeException e) {
-          logError("the local fallback failed; FAIL_OPEN decides", e);
-          return decided(policy, failOpen(policy), Source.FAILURE);
+          calls.logError("the local fallback failed; FAIL_OPEN decides", e);
+          return reports.decided(policy, Reports.failOpen(policy), Source.FAILURE);
         }
-        return decided(policy, d, Source.FALLBACK);
+        return reports.decided(policy, d, Source.FALLBACK);
     }
-  }
-
-  /** {@code d} as returned to the caller: a shadow policy's denial is allowed; reported. */
-  private Decision decided(Policy policy, Decision d, Source source) {
-    if (!d.allowed() && isShadow(policy)) {
-      return shadowed(policy, d, source);
-    }
-    return report(policy, d, source);
-  }
-
-  private Decision report(Policy policy, Decision d, Source source) {
-    count(source);
-    listener.onDecision(policy, d.allowed() ? source.allowed : source.denied);
-    return d;
-  }
-
-  /** Counts a decision; while the failure mode makes them, says so at most once a minute. */
-  private void count(Source source) {
-    decisions.increment();
-    if (source == Source.FAILURE || source == Source.FALLBACK) {
-      failureModeDecisions.increment();
-      if (failureModeLog.tryAcquire("failure-mode") >= 0) {
-        logFailureModeShare();
-      }
-    }
-  }
-
-  private void logFailureModeShare() {
-    synchronized (failureModeLog) {
-      long now = nanoTime.getAsLong();
-      long all = decisions.sum();
-      long byFailureMode = failureModeDecisions.sum();
-      long d = all - loggedDecisions;
-      long f = byFailureMode - loggedFailureModeDecisions;
-      long seconds = TimeUnit.NANOSECONDS.toSeconds(now - loggedAt);
-      boolean first = loggedDecisions == 0 && loggedFailureModeDecisions == 0;
-      loggedDecisions = all;
-      loggedFailureModeDecisions = byFailureMode;
-      loggedAt = now;
-      LOG.log(Level.WARNING, String.format(java.util.Locale.ROOT,
-          "%s made %d of %d decisions (%.1f %%) %s: the backend failed or was too slow, or the open circuit "
-              + "skipped it (circuit %s); logged at most once a minute while the failure mode decides",
-          failureMode == FailureMode.LOCAL_FALLBACK ? "the local fallback (LOCAL_FALLBACK)" : failureMode,
-          f, d, d == 0 ? 0.0 : 100.0 * f / d,
-          (first ? "since the limiter was built, " : "in the last ") + seconds + " s" + (first ? " ago" : ""),
-          breaker.state()));
-    }
-  }
-
-  /** A shadow policy's denial, let through: allowed, no wait, remaining and resetAfter as said. */
-  private Decision shadowed(Policy policy, Decision denied, Source source) {
-    count(source);
-    listener.onDecision(policy, Outcome.SHADOW_DENIED);
-    long suppressed = shadowLog.tryAcquire(policy.name());
-    if (suppressed >= 0) {
-      LOG.log(Level.INFO, "shadow policy '" + printable(policy.name()) + "' would have denied a request"
-          + (source == Source.BACKEND ? "" : source == Source.FALLBACK ? " (by the local fallback)"
-              : " (by " + failureMode + ")")
-          + (suppressed > 0 ? "; " + suppressed + " more since the last line" : "")
-          + " (logged at most once a minute per policy)");
-    }
-    return Decision.allowed(policy, denied.remaining(), denied.resetAfterMicros(), 0);
-  }
-
-  private boolean isShadow(Policy policy) {
-    return shadowAll || (!shadowPolicies.isEmpty() && shadowPolicies.contains(policy.name()));
-  }
-
-  private static Decision failOpen(Policy policy) {
-    return new Decision(policy, true, -1, Duration.ZERO, Duration.ZERO, Duration.ZERO);
-  }
-
-  private Decision failClosed(Policy policy) {
-    return new Decision(policy, false, -1, failClosedRetryAfter, failClosedRetryAfter, Duration.ZERO);
-  }
-
-  /** At most 64 characters of {@code s}, control characters replaced: fit for a log line. */
-  static String printable(String s) {
-    StringBuilder sb = new StringBuilder(Math.min(s.length(), 64));
-    for (int i = 0; i < s.length() && i < 64; i++) {
-      char c = s.charAt(i);
-      sb.append(Character.isISOControl(c) || Character.isSurrogate(c) ? '?' : c);
-    }
-    return s.length() > 64 ? sb.append("...").toString() : sb.toString();
   }
 
   // ---------------------------------------------------------------------------------- helpers
@@ -1072,23 +695,4 @@ final class DefaultRateLimiter implements RateLimiter {
     return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
   }
 
-  private static void validate(String key, Policy policy, long cost) {
-    // a non-zero hash (cached in the String) proves the key non-empty without reading its characters
-    if (key == null || (key.hashCode() == 0 && key.isEmpty())) {
-      throw new IllegalArgumentException("key must not be null or empty, was "
-          + (key == null ? "null" : "''"));
-    }
-    if (policy == null) {
-      throw new IllegalArgumentException("policy must not be null");
-    }
-    if (cost < 1) {
-      throw new IllegalArgumentException("cost must be at least 1, was " + cost);
-    }
-    if (cost > policy.capacity()) {
-      throw new IllegalArgumentException("cost " + cost + " is greater than the capacity "
-          + policy.capacity() + " of policy '" + policy.name() + "' (" + (policy.algorithm().usesBurst()
-          ? "its burst" : "its limit") + "): it could never pass; raise the "
-          + (policy.algorithm().usesBurst() ? "burst" : "limit") + " or split the cost");
-    }
-  }
 }

@@ -27,7 +27,7 @@ public record KeyedPolicy(String key, Policy policy) {
   public KeyedPolicy {
     Require.argument(key != null && !key.isEmpty(), "key must not be null or empty, was %s",
         key == null ? "null" : "''");
-    Require.argument(policy != null, "policy must not be null (key '%s')", DefaultRateLimiter.printable(key));
+    Require.argument(policy != null, "policy must not be null (key '%s')", CheckArguments.printable(key));
   }
 
   /** The pair ({@code key}, {@code policy}). */
@@ -81,7 +81,7 @@ public record KeyedPolicy(String key, Policy policy) {
 
   /** The pair for a message: the key (printable, at most 64 characters) and the policy's name and algorithm. */
   String describe() {
-    return "('" + DefaultRateLimiter.printable(key) + "', '" + DefaultRateLimiter.printable(policy.name()) + "' ("
+    return "('" + CheckArguments.printable(key) + "', '" + CheckArguments.printable(policy.name()) + "' ("
         + policy.algorithm() + "))";
   }
 }

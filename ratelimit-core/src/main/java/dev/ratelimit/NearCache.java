@@ -81,7 +81,7 @@ final class NearCache {
       long suppressed = badSnapshotLog.tryAcquire(policy.name());
       if (suppressed >= 0) {
         LOG.log(System.Logger.Level.WARNING, "the near-cache could not read the state the backend sent with a denial"
-            + " of policy '" + DefaultRateLimiter.printable(policy.name()) + "' (the backend and this limiter disagree: "
+            + " of policy '" + CheckArguments.printable(policy.name()) + "' (the backend and this limiter disagree: "
             + entry.state.length + (entry.state.length == 1 ? " number" : " numbers") + " for " + policy.algorithm()
             + "); the backend answers instead"
             + (suppressed > 0 ? " (" + suppressed + " more since the last line)" : "")
