@@ -33,9 +33,9 @@ final class FilterRules {
         || !ClassUtils.isPresent(securityChain, RateLimitAutoConfiguration.class.getClassLoader())) {
       return;
     }
-    List<RateLimitProperties.Rule> rules = properties.getFilter().getRules();
+    List<FilterProperties.Rule> rules = properties.getFilter().getRules();
     for (int i = 0; i < rules.size(); i++) {
-      RateLimitProperties.Rule rule = rules.get(i);
+      FilterProperties.Rule rule = rules.get(i);
       String expression = String.join(" ", java.util.Arrays.asList(rule.getKey(), rule.getCost(), rule.getWhen(),
           rule.getSkipWhen(), rule.getCountWhen()).stream().filter(java.util.Objects::nonNull).toList());
       if (USER.matcher(expression).find()) {
@@ -52,13 +52,13 @@ final class FilterRules {
       DeniedResponse deniedResponse) {
     List<RateLimitRule> rules = new ArrayList<>();
     int index = 0;
-    for (RateLimitProperties.Rule rule : properties.getFilter().getRules()) {
+    for (FilterProperties.Rule rule : properties.getFilter().getRules()) {
       rules.add(rule(rule, index++, policies, deniedResponse));
     }
     return rules;
   }
 
-  private static RateLimitRule rule(RateLimitProperties.Rule rule, int index, PolicyRegistry policies,
+  private static RateLimitRule rule(FilterProperties.Rule rule, int index, PolicyRegistry policies,
       DeniedResponse deniedResponse) {
     String property = "ratelimit.filter.rules[" + index + "]";
     if (rule.getName() == null || rule.getName().isBlank()) {

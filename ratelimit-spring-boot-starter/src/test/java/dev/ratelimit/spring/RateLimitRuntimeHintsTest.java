@@ -98,13 +98,14 @@ class RateLimitRuntimeHintsTest {
   @Test
   void everyPropertiesTypeCanBeBound() throws NoSuchMethodException {
     RuntimeHints hints = hints();
-    List<Class<?>> types = new ArrayList<>(List.of(RateLimitProperties.class));
-    for (Class<?> nested : RateLimitProperties.class.getDeclaredClasses()) {
+    List<Class<?>> types = new ArrayList<>(List.of(RateLimitProperties.class, FilterProperties.class));
+    for (Class<?> nested : List.of(RateLimitProperties.class.getDeclaredClasses(),
+        FilterProperties.class.getDeclaredClasses()).stream().flatMap(java.util.Arrays::stream).toList()) {
       if (!nested.isEnum()) {
         types.add(nested);
       }
     }
-    assertThat(types).contains(RateLimitProperties.PolicyProperties.class, RateLimitProperties.Rule.class,
+    assertThat(types).contains(RateLimitProperties.PolicyProperties.class, FilterProperties.Rule.class,
         RateLimitProperties.Denied.class, RateLimitProperties.CircuitBreaker.class);
     for (Class<?> type : types) {
       Predicate<RuntimeHints> constructor = REFLECTION.onConstructorInvocation(type.getDeclaredConstructor());
@@ -112,7 +113,7 @@ class RateLimitRuntimeHintsTest {
     }
     assertThat(REFLECTION.onMethodInvocation(RateLimitProperties.PolicyProperties.class, "setWindow")).accepts(hints);
     assertThat(REFLECTION.onMethodInvocation(RateLimitProperties.PolicyProperties.class, "getWindow")).accepts(hints);
-    assertThat(REFLECTION.onMethodInvocation(RateLimitProperties.Rule.class, "setKey")).accepts(hints);
+    assertThat(REFLECTION.onMethodInvocation(FilterProperties.Rule.class, "setKey")).accepts(hints);
     assertThat(REFLECTION.onMethodInvocation(RateLimitProperties.Denied.class, "setHeaders")).accepts(hints);
     assertThat(REFLECTION.onMethodInvocation(RateLimitProperties.CircuitBreaker.class, "setCoolDown")).accepts(hints);
     assertThat(REFLECTION.onMethodInvocation(RateLimitProperties.class, "setPolicies")).accepts(hints);
