@@ -3,7 +3,9 @@ package dev.ratelimit;
 import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Command;
 import dev.ratelimit.spi.Evaluation;
+import dev.ratelimit.spi.MultiEvaluation;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -70,10 +72,8 @@ final class DefaultRateLimiter implements RateLimiter {
   private final Reports reports;
   /** Whether the backend has its own checkAsync, and its own checkAllAsync. */
   private final boolean asyncCheck;
-  private final boolean asyncCheckAll;
   /** Whether the backend checks pairs of different keys together, and has its own async form of it. */
   private final boolean checksAcrossKeys;
-  private final boolean asyncCheckAcrossKeys;
   /**
    * The backend when a check can go straight to it and back, else null: the in-memory backend (no
    * I/O, so nothing to time out, nothing worth a near-cache), no near-cache, no listener, no shadow
@@ -97,22 +97,27 @@ final class DefaultRateLimiter implements RateLimiter {
         new LogThrottle(s.nanoTime(), ERROR_LOG_INTERVAL_NANOS));
     this.reports = new Reports(s.listener(), s.failureMode(), s.failClosedRetryAfter(), s.shadow(), s.shadowPolicies(),
         s.nanoTime(), breaker);
-    this.asyncCheck = overrides(backend, "checkAsync", String.class, Policy.class, long.class, long.class);
-    this.asyncCheckAll = overrides(backend, "checkAllAsync", String.class, List.class, long.class, long.class);
-    this.checksAcrossKeys = overrides(backend, "checkAll", List.class, long.class, long.class);
-    this.asyncCheckAcrossKeys = overrides(backend, "checkAllAsync", List.class, long.class, long.class);
+    this.asyncCheck = backend.isAsync();
+    this.checksAcrossKeys = backend.checksAcrossKeys();
     boolean plain = backend instanceof InMemoryBackend && !asyncCheck && nearCache == null
         && listener == RateLimitListener.NONE && !reports.shadows();
     this.plainBackend = plain ? (InMemoryBackend) backend : null;
   }
 
-  /** Whether {@code backend} implements the SPI method rather than inheriting its default. */
-  private static boolean overrides(Backend backend, String method, Class<?>... parameters) {
-    try {
-      return backend.getClass().getMethod(method, parameters).getDeclaringClass() != Backend.class;
-    } catch (NoSuchMethodException e) {
-      return true;
-    }
+  /** The decision of an evaluation; null when the backend answered none (reported as a failure). */
+  private static Decision decisionOf(Evaluation e) {
+    return e == null ? null : e.decision();
+  }
+
+  /** The decisions of an evaluation; null when the backend answered none. */
+  private static MultiDecision decisionOf(MultiEvaluation e) {
+    return e == null ? null : e.decision();
+  }
+
+  /** The backend's cross-key check: its own async call, else its blocking one on this thread. */
+  private CompletionStage<MultiDecision> across(List<KeyedPolicy> checks, long cost, long now) {
+    Command.CheckAcross command = new Command.CheckAcross(checks, cost, now);
+    return asyncCheck ? backend.executeAsync(command) : CompletableFuture.completedFuture(backend.execute(command));
   }
 
   /** The circuit breaker (for tests). */
@@ -188,10 +193,10 @@ final class DefaultRateLimiter implements RateLimiter {
     Throwable error = null;
     try {
       if (nearCache == null) {
-        d = backend.check(key, policy, cost, now);
+        d = decisionOf(backend.execute(new Command.Check(key, policy, cost, now)));
       } else {
         long resets = nearCache.resets(key);
-        Evaluation e = backend.evaluate(key, policy, cost, now);
+        Evaluation e = backend.execute(new Command.Check(key, policy, cost, now));
         nearCache.remember(key, policy, cost, now, e, resets);
         d = e.decision();
       }
@@ -331,14 +336,16 @@ final class DefaultRateLimiter implements RateLimiter {
     if (nearCache != null) {
       return () -> {
         long resets = nearCache.resets(key);
-        return BackendCalls.future(backend.evaluateAllAsync(key, policies, cost, now)).thenApply(e -> {
+        return BackendCalls.future(backend.executeAsync(new Command.CheckAll(key, policies, cost, now))).thenApply(e -> {
           nearCache.rememberAll(key, policies, cost, now, e, resets);
           return e.decision();
         });
       };
     }
-    return asyncCheckAll ? () -> backend.checkAllAsync(key, policies, cost, now)
-        : () -> CompletableFuture.completedFuture(backend.checkAll(key, policies, cost, now));
+    return asyncCheck ? () -> backend.executeAsync(new Command.CheckAll(key, policies, cost, now))
+            .thenApply(DefaultRateLimiter::decisionOf)
+        : () -> CompletableFuture.completedFuture(decisionOf(backend.execute(new Command.CheckAll(key, policies, cost,
+            now))));
   }
 
   /** The backend's answer, or the failure mode's when there is none (the call failed, or was skipped). */
@@ -395,16 +402,14 @@ final class DefaultRateLimiter implements RateLimiter {
   private void requireAcrossKeys() {
     if (!checksAcrossKeys) {
       throw new UnsupportedOperationException("the backend " + backend.getClass().getName()
-          + " does not check pairs of different keys together (it does not override"
-          + " Backend.checkAll(List, long, long)); check one key at a time with checkAll(key, policies, cost)");
+          + " does not check pairs of different keys together (its checksAcrossKeys() is false); check one key"
+          + " at a time with checkAll(key, policies, cost)");
     }
   }
 
   /** The backend's all-or-nothing answer for pairs of different keys, or the failure mode's. */
   private Judged backendAcross(List<KeyedPolicy> checks, long cost, long now, long start, long deadline) {
-    MultiDecision m = asyncCheckAcrossKeys
-        ? calls.call(() -> backend.checkAllAsync(checks, cost, now), start, deadline)
-        : calls.call(() -> CompletableFuture.completedFuture(backend.checkAll(checks, cost, now)), start, deadline);
+    MultiDecision m = calls.call(() -> across(checks, cost, now), start, deadline);
     return m != null && m.decisions().size() == checks.size() ? Judged.of(m, Source.BACKEND)
         : failedAcross(checks, cost, now);
   }
@@ -412,9 +417,7 @@ final class DefaultRateLimiter implements RateLimiter {
   /** {@link #backendAcross} without waiting. */
   private CompletableFuture<Judged> backendAcrossAsync(List<KeyedPolicy> checks, long cost, long now, long start,
       long deadline) {
-    CompletableFuture<MultiDecision> m = asyncCheckAcrossKeys
-        ? calls.callAsync(() -> backend.checkAllAsync(checks, cost, now), start, deadline)
-        : calls.callAsync(() -> CompletableFuture.completedFuture(backend.checkAll(checks, cost, now)), start, deadline);
+    CompletableFuture<MultiDecision> m = calls.callAsync(() -> across(checks, cost, now), start, deadline);
     return m.thenApply(d -> d != null && d.decisions().size() == checks.size() ? Judged.of(d, Source.BACKEND)
         : failedAcross(checks, cost, now));
   }
@@ -439,7 +442,7 @@ final class DefaultRateLimiter implements RateLimiter {
       List<Decision> inspected = calls.call(() -> {
         List<Decision> ds = new ArrayList<>(ps.size());
         for (Policy p : ps) {
-          ds.add(backend.inspect(key, p, cost, now));
+          ds.add(backend.execute(new Command.Inspect(key, p, cost, now)));
         }
         return CompletableFuture.completedFuture(ds);
       }, start, start + timeoutNanos);
@@ -494,7 +497,7 @@ final class DefaultRateLimiter implements RateLimiter {
 
   /** The backend's all-or-nothing answer, or the failure mode's when it fails. */
   private Judged backendAll(String key, List<Policy> policies, long cost, long now, long start, long deadline) {
-    MultiDecision m = nearCache == null && !asyncCheckAll ? checkAllDirectly(key, policies, cost, now, start)
+    MultiDecision m = nearCache == null && !asyncCheck ? checkAllDirectly(key, policies, cost, now, start)
         : calls.call(backendAllCall(key, policies, cost, now), start, deadline);
     return judgedAll(m, key, policies, cost, now);
   }
@@ -508,7 +511,7 @@ final class DefaultRateLimiter implements RateLimiter {
     MultiDecision m = null;
     Throwable error = null;
     try {
-      m = backend.checkAll(key, policies, cost, now);
+      m = decisionOf(backend.execute(new Command.CheckAll(key, policies, cost, now)));
     } catch (RuntimeException e) {
       error = e;
     }
@@ -608,7 +611,7 @@ final class DefaultRateLimiter implements RateLimiter {
   @Override
   public Decision inspect(String key, Policy policy) {
     CheckArguments.validate(key, policy, 1);
-    return backend.inspect(key, policy, nowMicros());
+    return backend.execute(new Command.Inspect(key, policy, 1, nowMicros()));
   }
 
   @Override
@@ -618,7 +621,7 @@ final class DefaultRateLimiter implements RateLimiter {
     if (fallback != null) {
       fallback.reset(key, policy, now);
     }
-    backend.reset(key, policy, now);
+    backend.execute(new Command.Reset(key, policy, now));
     if (nearCache != null) {
       nearCache.forget(key, policy, now); // after: a denial still in flight was sent before it and stays out
     }
@@ -655,10 +658,10 @@ final class DefaultRateLimiter implements RateLimiter {
   /** The backend's answer; a denial's state teaches the near-cache. */
   private CompletionStage<Decision> evaluateAsync(String key, Policy policy, long cost, long now) {
     if (nearCache == null) {
-      return backend.checkAsync(key, policy, cost, now);
+      return backend.executeAsync(new Command.Check(key, policy, cost, now)).thenApply(DefaultRateLimiter::decisionOf);
     }
     long resets = nearCache.resets(key);
-    return BackendCalls.future(backend.evaluateAsync(key, policy, cost, now)).thenApply(e -> {
+    return BackendCalls.future(backend.executeAsync(new Command.Check(key, policy, cost, now))).thenApply(e -> {
       nearCache.remember(key, policy, cost, now, e, resets);
       return e.decision();
     });

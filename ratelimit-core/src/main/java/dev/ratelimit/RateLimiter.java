@@ -182,7 +182,7 @@ public interface RateLimiter extends AutoCloseable {
    *     key and a policy of the same name and algorithm), or a cost that one of the policies
    *     refuses (see the class comment)
    * @throws UnsupportedOperationException when the pairs have different keys and this limiter, or
-   *     its backend, cannot check keys together (see {@link Backend#checkAll(List, long, long)})
+   *     its backend, cannot check keys together (see {@link Backend#checksAcrossKeys()})
    */
   default MultiDecision checkAll(List<KeyedPolicy> checks, long cost) {
     KeyedPolicy.validate(checks);

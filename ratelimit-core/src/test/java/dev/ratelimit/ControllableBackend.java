@@ -2,7 +2,7 @@ package dev.ratelimit;
 
 import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.spi.Backend;
-import java.util.List;
+import dev.ratelimit.spi.Command;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -31,27 +31,30 @@ final class ControllableBackend implements Backend {
   /** Answers held back by {@link Mode#HANG}: completing one lets the call finish. */
   final Queue<Runnable> held = new ConcurrentLinkedQueue<>();
 
+  /** Checks, as a remote backend answers them; inspections and resets fail unless the mode is OK. */
   @Override
-  public CompletionStage<Decision> checkAsync(String key, Policy policy, long cost, long nowMicros) {
-    checkCalls.incrementAndGet();
-    return answer(() -> memory.check(key, policy, cost, nowMicros));
+  @SuppressWarnings("unchecked")
+  public <R> CompletionStage<R> executeAsync(Command<R> command) {
+    if (command instanceof Command.Check c) {
+      checkCalls.incrementAndGet();
+    } else if (command instanceof Command.CheckAll c) {
+      checkAllCalls.incrementAndGet();
+    } else if (command instanceof Command.CheckAcross c) {
+      acrossCalls.incrementAndGet();
+    } else {
+      throw new AssertionError("the limiter calls execute for " + command);
+    }
+    return answer(() -> memory.execute(command));
   }
 
   @Override
-  public CompletionStage<MultiDecision> checkAllAsync(String key, List<Policy> policies, long cost, long nowMicros) {
-    checkAllCalls.incrementAndGet();
-    return answer(() -> memory.checkAll(key, policies, cost, nowMicros));
+  public boolean isAsync() {
+    return true;
   }
 
   @Override
-  public CompletionStage<MultiDecision> checkAllAsync(List<KeyedPolicy> checks, long cost, long nowMicros) {
-    acrossCalls.incrementAndGet();
-    return answer(() -> memory.checkAll(checks, cost, nowMicros));
-  }
-
-  @Override
-  public MultiDecision checkAll(List<KeyedPolicy> checks, long cost, long nowMicros) {
-    throw new AssertionError("the limiter calls checkAllAsync");
+  public boolean checksAcrossKeys() {
+    return true;
   }
 
   private <T> CompletionStage<T> answer(Supplier<T> ok) {
@@ -91,36 +94,13 @@ final class ControllableBackend implements Backend {
   }
 
   @Override
-  public Decision check(String key, Policy policy, long cost, long nowMicros) {
-    throw new AssertionError("the limiter calls checkAsync");
-  }
-
-  @Override
-  public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
-    throw new AssertionError("the limiter calls checkAllAsync");
-  }
-
-  @Override
-  public Decision inspect(String key, Policy policy, long nowMicros) {
-    if (mode != Mode.OK) {
-      throw DOWN;
+  public <R> R execute(Command<R> command) {
+    if (command instanceof Command.Inspect || command instanceof Command.Reset) {
+      if (mode != Mode.OK) {
+        throw DOWN;
+      }
+      return memory.execute(command);
     }
-    return memory.inspect(key, policy, nowMicros);
-  }
-
-  @Override
-  public Decision inspect(String key, Policy policy, long cost, long nowMicros) {
-    if (mode != Mode.OK) {
-      throw DOWN;
-    }
-    return memory.inspect(key, policy, cost, nowMicros);
-  }
-
-  @Override
-  public void reset(String key, Policy policy, long nowMicros) {
-    if (mode != Mode.OK) {
-      throw DOWN;
-    }
-    memory.reset(key, policy, nowMicros);
+    throw new AssertionError("the limiter calls executeAsync for " + command);
   }
 }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.ratelimit.ControllableBackend.Mode;
 import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Command;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -149,33 +150,19 @@ class CrossKeyCheckTest {
   @Test
   void aBackendWithoutCrossKeyChecksRefusesPairsOfDifferentKeys() {
     InMemoryBackend memory = InMemoryBackend.create();
-    Backend old = new Backend() {
+    Backend old = new Backend() { // checksAcrossKeys() keeps its default, false
       @Override
-      public Decision check(String key, Policy policy, long cost, long nowMicros) {
-        return memory.check(key, policy, cost, nowMicros);
-      }
-
-      @Override
-      public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
-        return memory.checkAll(key, policies, cost, nowMicros);
-      }
-
-      @Override
-      public Decision inspect(String key, Policy policy, long nowMicros) {
-        return memory.inspect(key, policy, nowMicros);
-      }
-
-      @Override
-      public void reset(String key, Policy policy, long nowMicros) {
-        memory.reset(key, policy, nowMicros);
+      public <R> R execute(Command<R> command) {
+        if (command instanceof Command.CheckAcross) {
+          throw new UnsupportedOperationException("no cross-key checks here");
+        }
+        return memory.execute(command);
       }
     };
-    assertThatThrownBy(() -> old.checkAll(checks, 1, 0)).isInstanceOf(UnsupportedOperationException.class);
-    assertThat(old.checkAll(List.of(KeyedPolicy.of("k", perUser), KeyedPolicy.of("k", perTenant)), 1, 0).allowed())
-        .isTrue();
+    assertThat(old.checksAcrossKeys()).isFalse();
     try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(old).listener(events).build()) {
       assertThatThrownBy(() -> limiter.checkAll(checks, 1)).isInstanceOf(UnsupportedOperationException.class)
-          .hasMessageContaining("Backend.checkAll(List, long, long)");
+          .hasMessageContaining("checksAcrossKeys()");
       assertThatThrownBy(() -> limiter.checkAllAsync(checks, 1)).isInstanceOf(UnsupportedOperationException.class);
       assertThat(events.errors).as("not a backend failure").isEmpty();
       assertThat(limiter.checkAll(List.of(KeyedPolicy.of("j", perUser), KeyedPolicy.of("j", perTenant)), 1).allowed())

@@ -3,6 +3,7 @@ package dev.ratelimit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Command;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -13,22 +14,12 @@ class FailureModeTest {
   /** A backend whose every call fails, as an unreachable remote store would. */
   private static final class BrokenBackend implements Backend {
     @Override
-    public Decision check(String key, Policy policy, long cost, long nowMicros) {
+    public <R> R execute(Command<R> command) {
+      if (command instanceof Command.Reset) {
+        return null;
+      }
       throw new IllegalStateException("backend down");
     }
-
-    @Override
-    public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
-      throw new IllegalStateException("backend down");
-    }
-
-    @Override
-    public Decision inspect(String key, Policy policy, long nowMicros) {
-      throw new IllegalStateException("backend down");
-    }
-
-    @Override
-    public void reset(String key, Policy policy, long nowMicros) {}
   }
 
   private RateLimiter limiter(FailureMode mode) {

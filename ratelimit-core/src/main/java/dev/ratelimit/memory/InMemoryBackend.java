@@ -14,6 +14,9 @@ import dev.ratelimit.Policy;
 import dev.ratelimit.Require;
 import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Command;
+import dev.ratelimit.spi.Evaluation;
+import dev.ratelimit.spi.MultiEvaluation;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.List;
@@ -185,7 +188,34 @@ public final class InMemoryBackend implements Backend {
     return new Builder();
   }
 
+  /** Runs {@code command} on this backend's state, in the caller's thread. */
   @Override
+  @SuppressWarnings("unchecked") // each command's answer is the type its record names
+  public <R> R execute(Command<R> command) {
+    if (command instanceof Command.Check c) {
+      return (R) new Evaluation(check(c.key(), c.policy(), c.cost(), c.nowMicros()), null, c.nowMicros());
+    }
+    if (command instanceof Command.CheckAll c) {
+      return (R) new MultiEvaluation(checkAll(c.key(), c.policies(), c.cost(), c.nowMicros()), null, c.nowMicros());
+    }
+    if (command instanceof Command.CheckAcross c) {
+      return (R) checkAll(c.checks(), c.cost(), c.nowMicros());
+    }
+    if (command instanceof Command.Inspect c) {
+      return (R) inspect(c.key(), c.policy(), c.cost(), c.nowMicros());
+    }
+    Command.Reset c = (Command.Reset) command;
+    reset(c.key(), c.policy(), c.nowMicros());
+    return null;
+  }
+
+  /** True: pairs of different keys are checked together, under every key's lock. */
+  @Override
+  public boolean checksAcrossKeys() {
+    return true;
+  }
+
+  /** {@link Command.Check}: checks one policy and, when allowed, consumes {@code cost} units. */
   public Decision check(String key, Policy policy, long cost, long nowMicros) {
     return check(Keys.bounded(key), policy, cost, nowMicros, true);
   }
@@ -293,7 +323,7 @@ public final class InMemoryBackend implements Backend {
     return decision;
   }
 
-  @Override
+  /** {@link Command.CheckAll}: every policy of {@code rawKey}, all or nothing. */
   public MultiDecision checkAll(String rawKey, List<Policy> policies, long cost, long nowMicros) {
     return allOrNothing.checkAll(rawKey, policies, cost, nowMicros);
   }
@@ -302,17 +332,16 @@ public final class InMemoryBackend implements Backend {
    * Checks pairs of (possibly) different keys atomically: see {@link AllOrNothing#checkAll(List,
    * long, long)}.
    */
-  @Override
   public MultiDecision checkAll(List<KeyedPolicy> checks, long cost, long nowMicros) {
     return allOrNothing.checkAll(checks, cost, nowMicros);
   }
 
-  @Override
+  /** {@link Command.Inspect} of a cost of 1. */
   public Decision inspect(String key, Policy policy, long nowMicros) {
     return inspect(key, policy, 1, nowMicros);
   }
 
-  @Override
+  /** {@link Command.Inspect}: what a check of {@code cost} would decide now, nothing written. */
   public Decision inspect(String key, Policy policy, long cost, long nowMicros) {
     observeExactly(nowMicros);
     State entry = index.get(Keys.bounded(key));
@@ -330,7 +359,7 @@ public final class InMemoryBackend implements Backend {
     return State.check(State.fresh(policy), policy, nowMicros, cost, false);
   }
 
-  @Override
+  /** {@link Command.Reset}: forgets the state of ({@code rawKey}, {@code policy}). */
   public void reset(String rawKey, Policy policy, long nowMicros) {
     String key = Keys.bounded(rawKey);
     observeExactly(nowMicros);

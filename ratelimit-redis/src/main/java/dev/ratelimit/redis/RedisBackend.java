@@ -7,6 +7,7 @@ import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.Require;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Command;
 import dev.ratelimit.spi.Evaluation;
 import dev.ratelimit.spi.MultiEvaluation;
 import dev.ratelimit.spi.NotRoutedException;
@@ -164,23 +165,78 @@ public final class RedisBackend implements Backend {
     return new Builder(client);
   }
 
+  /** Runs {@code command}, waiting for Redis's reply within the backend's timeout. */
   @Override
+  @SuppressWarnings("unchecked") // each command's answer is the type its record names
+  public <R> R execute(Command<R> command) {
+    if (command instanceof Command.Check c) {
+      return (R) evaluate(c.key(), c.policy(), c.cost(), c.nowMicros());
+    }
+    if (command instanceof Command.CheckAll c) {
+      return (R) evaluateAll(c.key(), c.policies(), c.cost(), c.nowMicros());
+    }
+    if (command instanceof Command.CheckAcross c) {
+      return (R) checkAll(c.checks(), c.cost(), c.nowMicros());
+    }
+    if (command instanceof Command.Inspect c) {
+      return (R) inspect(c.key(), c.policy(), c.cost(), c.nowMicros());
+    }
+    Command.Reset c = (Command.Reset) command;
+    reset(c.key(), c.policy(), c.nowMicros());
+    return null;
+  }
+
+  /**
+   * Runs {@code command} without blocking: checks go out as scripts (batched when several wait),
+   * their replies decoded on Redisson's threads; an inspection or a reset waits on the caller's.
+   */
+  @Override
+  @SuppressWarnings("unchecked")
+  public <R> CompletionStage<R> executeAsync(Command<R> command) {
+    if (command instanceof Command.Check c) {
+      return (CompletionStage<R>) evaluateAsync(c.key(), c.policy(), c.cost(), c.nowMicros());
+    }
+    if (command instanceof Command.CheckAll c) {
+      return (CompletionStage<R>) evaluateAllAsync(c.key(), c.policies(), c.cost(), c.nowMicros());
+    }
+    if (command instanceof Command.CheckAcross c) {
+      return (CompletionStage<R>) checkAllAsync(c.checks(), c.cost(), c.nowMicros());
+    }
+    try {
+      return CompletableFuture.completedFuture(execute(command));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** True: every check goes out without blocking a thread. */
+  @Override
+  public boolean isAsync() {
+    return true;
+  }
+
+  /** True: on one server in one script; on a Cluster in one script per hash slot. */
+  @Override
+  public boolean checksAcrossKeys() {
+    return true;
+  }
+
+  /** {@link Command.Check}'s decision, waited for. */
   public Decision check(String key, Policy policy, long cost, long nowMicros) {
     return evaluate(key, policy, cost, nowMicros).decision();
   }
 
-  @Override
+  /** {@link Command.Check}'s decision, without blocking. */
   public CompletionStage<Decision> checkAsync(String key, Policy policy, long cost, long nowMicros) {
     return evaluateAsync(key, policy, cost, nowMicros).thenApply(Evaluation::decision);
   }
 
-  @Override
+  /** {@link Command.CheckAll}'s decisions, waited for. */
   public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
     return evaluateAll(key, policies, cost, nowMicros).decision();
   }
 
   /** A check; a denial comes with the key's state, for the limiter's near-cache. */
-  @Override
   public Evaluation evaluate(String key, Policy policy, long cost, long nowMicros) {
     return evaluate(key, policy, cost, nowMicros, true);
   }
@@ -191,13 +247,13 @@ public final class RedisBackend implements Backend {
     return Replies.evaluation(policy, reply);
   }
 
-  @Override
+  /** {@link Command.Check} without blocking; a denial comes with the key's state. */
   public CompletionStage<Evaluation> evaluateAsync(String key, Policy policy, long cost, long nowMicros) {
     return evalCheckAsync(check.get(policy.algorithm()), keys.of(key, policy), args(policy, nowMicros, cost, true))
         .thenApply(reply -> Replies.evaluation(policy, reply));
   }
 
-  @Override
+  /** {@link Command.CheckAll}'s decisions, without blocking. */
   public CompletionStage<MultiDecision> checkAllAsync(String key, List<Policy> policies, long cost, long nowMicros) {
     return evaluateAllAsync(key, policies, cost, nowMicros).thenApply(MultiEvaluation::decision);
   }
@@ -207,7 +263,6 @@ public final class RedisBackend implements Backend {
    * is a check (its script, its batching); several go out as one call of check_all.lua, batched
    * with other checks like a single check.
    */
-  @Override
   public MultiEvaluation evaluateAll(String key, List<Policy> policies, long cost, long nowMicros) {
     if (policies.size() == 1) {
       return Replies.asMulti(evaluate(key, policies.get(0), cost, nowMicros));
@@ -216,7 +271,7 @@ public final class RedisBackend implements Backend {
     return Replies.multiEvaluation(policies, evalCheck(checkAll, call.keys(), call.args()));
   }
 
-  @Override
+  /** {@link Command.CheckAll} without blocking; a denial comes with every policy's state. */
   public CompletionStage<MultiEvaluation> evaluateAllAsync(String key, List<Policy> policies, long cost,
       long nowMicros) {
     if (policies.size() == 1) {
@@ -226,7 +281,6 @@ public final class RedisBackend implements Backend {
     return evalCheckAsync(checkAll, call.keys(), call.args()).thenApply(reply -> Replies.multiEvaluation(policies, reply));
   }
 
-  /** A one-policy check's evaluation as the multi-policy check of that policy answers it. */
   /** check_all.lua's KEYS and ARGV for one call. */
   private record AllCall(List<Object> keys, Object[] args) {}
 
@@ -288,7 +342,6 @@ public final class RedisBackend implements Backend {
    * only a shadow pair of a later slot denied, charges the enforced pairs of earlier slots again:
    * list shadow pairs first.)
    */
-  @Override
   public MultiDecision checkAll(List<KeyedPolicy> checks, long cost, long nowMicros) {
     try {
       return checkAllAsync(checks, cost, nowMicros).toCompletableFuture().join();
@@ -301,7 +354,6 @@ public final class RedisBackend implements Backend {
   }
 
   /** {@link #checkAll(List, long, long)} without blocking the caller. */
-  @Override
   public CompletionStage<MultiDecision> checkAllAsync(List<KeyedPolicy> checks, long cost, long nowMicros) {
     if (!cluster) {
       return acrossOneCall(checks, cost, nowMicros);
@@ -427,18 +479,17 @@ public final class RedisBackend implements Backend {
     return true;
   }
 
-  @Override
+  /** {@link Command.Inspect} of a cost of 1. */
   public Decision inspect(String key, Policy policy, long nowMicros) {
     return inspect(key, policy, 1, nowMicros);
   }
 
   /** The check's script with {@code apply} off: the same arithmetic, nothing written. */
-  @Override
   public Decision inspect(String key, Policy policy, long cost, long nowMicros) {
     return evaluate(key, policy, cost, nowMicros, false).decision();
   }
 
-  @Override
+  /** {@link Command.Reset}: deletes the keys of ({@code key}, {@code policy}). */
   public void reset(String key, Policy policy, long nowMicros) {
     client.getKeys().delete(keys.of(key, policy).toArray(String[]::new));
   }

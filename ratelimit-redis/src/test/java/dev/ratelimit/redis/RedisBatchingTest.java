@@ -8,6 +8,8 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Command;
+import dev.ratelimit.spi.Evaluation;
 import dev.ratelimit.tck.redis.RedisCluster;
 import dev.ratelimit.tck.redis.RedisServer;
 import java.time.Duration;
@@ -109,8 +111,9 @@ class RedisBatchingTest {
           long now = op.now();
           at[i] = now;
           CompletableFuture<Decision> f = op.inspect()
-              ? CompletableFuture.supplyAsync(() -> backend.inspect(op.key(), op.policy(), now))
-              : backend.checkAsync(op.key(), op.policy(), op.cost(), now).toCompletableFuture();
+              ? CompletableFuture.supplyAsync(() -> backend.execute(new Command.Inspect(op.key(), op.policy(), 1, now)))
+              : backend.executeAsync(new Command.Check(op.key(), op.policy(), op.cost(), now))
+                  .thenApply(Evaluation::decision).toCompletableFuture();
           f.whenComplete((d, e) -> {
             if (e != null) {
               errors.add(e);
@@ -160,8 +163,8 @@ class RedisBatchingTest {
     for (int[] o : order) {
       Op op = chains.get(o[0]).get(o[1]);
       long at = times.get(o[0])[o[1]];
-      results.get(o[0]).set(o[1], op.inspect() ? memory.inspect(op.key(), op.policy(), at)
-          : memory.check(op.key(), op.policy(), op.cost(), at));
+      results.get(o[0]).set(o[1], op.inspect() ? memory.execute(new Command.Inspect(op.key(), op.policy(), 1, at))
+          : memory.execute(new Command.Check(op.key(), op.policy(), op.cost(), at)).decision());
     }
     return results;
   }
@@ -319,7 +322,7 @@ class RedisBatchingTest {
     server.command("CONFIG", "SET", "slowlog-log-slower-than", "0");
     server.command("SLOWLOG", "RESET");
     try {
-      Decision d = backend.check("idle", Policy.of(10, Duration.ofMinutes(1)), 1, T0);
+      Decision d = backend.execute(new Command.Check("idle", Policy.of(10, Duration.ofMinutes(1)), 1, T0)).decision();
       assertThat(d.allowed()).isTrue();
       List<?> log = (List<?>) server.command("SLOWLOG", "GET", "10");
       List<String> evalshas = new ArrayList<>();

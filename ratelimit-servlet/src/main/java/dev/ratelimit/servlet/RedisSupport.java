@@ -1,17 +1,11 @@
 package dev.ratelimit.servlet;
 
-import dev.ratelimit.Decision;
-import dev.ratelimit.KeyedPolicy;
-import dev.ratelimit.MultiDecision;
-import dev.ratelimit.Policy;
 import dev.ratelimit.redis.RedisBackend;
 import dev.ratelimit.redis.RedisClients;
 import dev.ratelimit.redis.RedisUrl;
 import dev.ratelimit.spi.Backend;
-import dev.ratelimit.spi.Evaluation;
-import dev.ratelimit.spi.MultiEvaluation;
+import dev.ratelimit.spi.Command;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletionStage;
 import org.redisson.api.RedissonClient;
 
@@ -71,80 +65,32 @@ final class RedisSupport {
   /**
    * A backend that shuts its Redisson client down when it is closed, and otherwise is its delegate:
    * every method of {@link Backend} is passed on (a default left in place would run instead of the
-   * delegate's own: {@code isRemote} would turn the near-cache off, the async defaults would block
-   * the caller past the limiter's timeout, the {@code evaluate} defaults would send no state).
+   * delegate's own: {@code isRemote} would turn the near-cache off, {@code isAsync} the timeout).
    */
   record OwningBackend(Backend delegate, RedissonClient client) implements Backend {
     @Override
-    public Decision check(String key, Policy policy, long cost, long nowMicros) {
-      return delegate.check(key, policy, cost, nowMicros);
+    public <R> R execute(Command<R> command) {
+      return delegate.execute(command);
     }
 
     @Override
-    public CompletionStage<Decision> checkAsync(String key, Policy policy, long cost, long nowMicros) {
-      return delegate.checkAsync(key, policy, cost, nowMicros);
+    public <R> CompletionStage<R> executeAsync(Command<R> command) {
+      return delegate.executeAsync(command);
     }
 
     @Override
-    public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
-      return delegate.checkAll(key, policies, cost, nowMicros);
+    public boolean isAsync() {
+      return delegate.isAsync();
     }
 
     @Override
-    public CompletionStage<MultiDecision> checkAllAsync(String key, List<Policy> policies, long cost,
-        long nowMicros) {
-      return delegate.checkAllAsync(key, policies, cost, nowMicros);
-    }
-
-    @Override
-    public MultiDecision checkAll(List<KeyedPolicy> checks, long cost, long nowMicros) {
-      return delegate.checkAll(checks, cost, nowMicros);
-    }
-
-    @Override
-    public CompletionStage<MultiDecision> checkAllAsync(List<KeyedPolicy> checks, long cost, long nowMicros) {
-      return delegate.checkAllAsync(checks, cost, nowMicros);
-    }
-
-    @Override
-    public Evaluation evaluate(String key, Policy policy, long cost, long nowMicros) {
-      return delegate.evaluate(key, policy, cost, nowMicros);
-    }
-
-    @Override
-    public CompletionStage<Evaluation> evaluateAsync(String key, Policy policy, long cost, long nowMicros) {
-      return delegate.evaluateAsync(key, policy, cost, nowMicros);
-    }
-
-    @Override
-    public MultiEvaluation evaluateAll(String key, List<Policy> policies, long cost, long nowMicros) {
-      return delegate.evaluateAll(key, policies, cost, nowMicros);
-    }
-
-    @Override
-    public CompletionStage<MultiEvaluation> evaluateAllAsync(String key, List<Policy> policies, long cost,
-        long nowMicros) {
-      return delegate.evaluateAllAsync(key, policies, cost, nowMicros);
+    public boolean checksAcrossKeys() {
+      return delegate.checksAcrossKeys();
     }
 
     @Override
     public boolean isRemote() {
       return delegate.isRemote();
-    }
-
-    @Override
-    public Decision inspect(String key, Policy policy, long nowMicros) {
-      return delegate.inspect(key, policy, nowMicros);
-    }
-
-    @Override
-    public Decision inspect(String key, Policy policy, long cost, long nowMicros) {
-      return delegate.inspect(key, policy, cost, nowMicros);
-    }
-
-    @Override
-    public void reset(String key, Policy policy, long nowMicros) {
-      delegate.reset(key, policy, nowMicros);
     }
 
     @Override

@@ -7,6 +7,7 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Command;
 import dev.ratelimit.spi.Evaluation;
 import dev.ratelimit.tck.redis.RedisServer;
 import java.lang.reflect.Method;
@@ -53,8 +54,8 @@ class RedisSupportTest {
     try (Backend backend = RedisSupport.open(redis.url(), prefix, Duration.ofSeconds(2))) {
       assertThat(backend.isRemote()).isTrue();
       long now = System.currentTimeMillis() * 1_000;
-      backend.check("k", policy, 2, now);
-      Evaluation denied = backend.evaluate("k", policy, 1, now);
+      backend.execute(new Command.Check("k", policy, 2, now));
+      Evaluation denied = backend.execute(new Command.Check("k", policy, 1, now));
       assertThat(denied.decision().allowed()).isFalse();
       assertThat(denied.state()).as("the denial's state, for the near-cache").isNotNull();
     }
@@ -87,7 +88,8 @@ class RedisSupportTest {
     try (dev.ratelimit.tck.redis.RedisCluster single = dev.ratelimit.tck.redis.RedisCluster.start(1);
         Backend backend = RedisSupport.open(single.nodes().get(0).url(), "rltest-cluster1", Duration.ofSeconds(2))) {
       Policy p = Policy.of(1, Duration.ofMinutes(1)).withName("p");
-      assertThat(backend.check("k", p, 1, System.currentTimeMillis() * 1_000).allowed()).isTrue();
+      assertThat(backend.execute(new Command.Check("k", p, 1, System.currentTimeMillis() * 1_000)).decision().allowed())
+          .isTrue();
     }
   }
 
@@ -108,7 +110,8 @@ class RedisSupportTest {
           .as("no credentials where Redis needs them").isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("ratelimit.redis.url").hasMessageContaining("NOAUTH");
       try (Backend backend = RedisSupport.open("redis://limiter:s3cret@" + at, "p", Duration.ofSeconds(2))) {
-        assertThat(backend.check("k", Policy.parse("1/1m"), 1, System.currentTimeMillis() * 1_000).allowed()).isTrue();
+        assertThat(backend.execute(new Command.Check("k", Policy.parse("1/1m"), 1, System.currentTimeMillis() * 1_000))
+            .decision().allowed()).isTrue();
       }
     }
   }

@@ -1,9 +1,7 @@
 package dev.ratelimit.servlet;
 
-import dev.ratelimit.Decision;
-import dev.ratelimit.MultiDecision;
-import dev.ratelimit.Policy;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Command;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.ServletOutputStream;
@@ -134,24 +132,10 @@ final class Stubs {
     final AtomicInteger calls = new AtomicInteger();
 
     @Override
-    public Decision check(String key, Policy policy, long cost, long nowMicros) {
-      calls.incrementAndGet();
-      throw new IllegalStateException("backend down");
-    }
-
-    @Override
-    public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
-      calls.incrementAndGet();
-      throw new IllegalStateException("backend down");
-    }
-
-    @Override
-    public Decision inspect(String key, Policy policy, long nowMicros) {
-      throw new IllegalStateException("backend down");
-    }
-
-    @Override
-    public void reset(String key, Policy policy, long nowMicros) {
+    public <R> R execute(Command<R> command) {
+      if (command instanceof Command.Check || command instanceof Command.CheckAll) {
+        calls.incrementAndGet();
+      }
       throw new IllegalStateException("backend down");
     }
   }

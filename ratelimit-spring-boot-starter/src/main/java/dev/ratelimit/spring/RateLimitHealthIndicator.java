@@ -5,6 +5,7 @@ import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimitListener.CircuitState;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Command;
 import java.time.InstantSource;
 import java.util.Objects;
 import org.springframework.boot.health.contributor.Health;
@@ -72,7 +73,7 @@ public final class RateLimitHealthIndicator implements HealthIndicator {
     long started = System.nanoTime();
     RuntimeException error = null;
     try {
-      backend.inspect(PROBE_KEY, PROBE, clock.millis() * 1_000L);
+      backend.execute(new Command.Inspect(PROBE_KEY, PROBE, 1, clock.millis() * 1_000L));
     } catch (RuntimeException e) {
       error = e;
     }

@@ -1,7 +1,5 @@
 package dev.ratelimit.spring;
 
-import dev.ratelimit.memory.InMemoryBackend;
-import dev.ratelimit.spi.Backend;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.List;
@@ -23,9 +21,7 @@ import org.springframework.util.ClassUtils;
  * writes it into the image's reachability metadata.
  * <ul>
  *   <li>the Redis backend's Lua scripts, read as class-path resources;</li>
- *   <li>what the limiter and the expressions read reflectively at run time: whether a backend
- *       overrides the SPI's async methods ({@code getMethod} on its class), whether a number
- *       prints a text of its own ({@code getMethod("toString")}, for keys), and the members of
+ *   <li>what the expressions read reflectively at run time: whether a number prints a text of its own ({@code getMethod("toString")}, for keys), and the members of
  *       the values the starter gives {@code @RateLimited} expressions, which the sandbox reads
  *       through getters and calls ({@code #p0.toLowerCase()}, {@code #request.remoteAddr});</li>
  *   <li>the binding of {@link RateLimitProperties} and every type nested in it.</li>
@@ -59,9 +55,6 @@ final class RateLimitRuntimeHints implements RuntimeHintsRegistrar {
       hints.resources().registerPattern(LUA_SCRIPTS);
       hints.reflection().registerType(TypeReference.of(REDIS_BACKEND));
     }
-    // the limiter asks each backend's class whether it overrides checkAsync and checkAllAsync
-    hints.reflection().registerType(Backend.class);
-    hints.reflection().registerType(InMemoryBackend.class);
     for (Class<?> type : NUMBERS) {
       hints.reflection().registerType(type, MemberCategory.INVOKE_PUBLIC_METHODS);
     }

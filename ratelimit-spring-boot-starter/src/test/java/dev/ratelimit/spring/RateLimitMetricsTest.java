@@ -3,9 +3,7 @@ package dev.ratelimit.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.ratelimit.Decision;
 import dev.ratelimit.ManualClock;
-import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimitListener.Outcome;
@@ -13,6 +11,7 @@ import dev.ratelimit.RateLimiter;
 import dev.ratelimit.annotation.RateLimitExceededException;
 import dev.ratelimit.annotation.RateLimited;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Command;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -65,22 +64,7 @@ class RateLimitMetricsTest {
   /** A backend that always fails. */
   static final class Broken implements Backend {
     @Override
-    public Decision check(String key, Policy policy, long cost, long nowMicros) {
-      throw new IllegalStateException("down");
-    }
-
-    @Override
-    public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
-      throw new IllegalStateException("down");
-    }
-
-    @Override
-    public Decision inspect(String key, Policy policy, long nowMicros) {
-      throw new IllegalStateException("down");
-    }
-
-    @Override
-    public void reset(String key, Policy policy, long nowMicros) {
+    public <R> R execute(Command<R> command) {
       throw new IllegalStateException("down");
     }
   }

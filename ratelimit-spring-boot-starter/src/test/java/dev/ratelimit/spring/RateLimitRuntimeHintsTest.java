@@ -2,9 +2,7 @@ package dev.ratelimit.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.redis.RedisBackend;
-import dev.ratelimit.spi.Backend;
 import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
@@ -67,14 +65,6 @@ class RateLimitRuntimeHintsTest {
   void withoutTheRedisBackendNoScriptIsRegistered() {
     RuntimeHints hints = hints(new FilteredClassLoader(RedisBackend.class));
     assertThat(RuntimeHintsPredicates.resource().forResource("dev/ratelimit/redis/check.lua")).rejects(hints);
-    assertThat(REFLECTION.onType(InMemoryBackend.class)).accepts(hints);
-  }
-
-  @Test
-  void theLimiterMayAskABackendWhichMethodsItOverrides() {
-    RuntimeHints hints = hints();
-    assertThat(REFLECTION.onType(Backend.class)).accepts(hints);
-    assertThat(REFLECTION.onType(InMemoryBackend.class)).accepts(hints);
   }
 
   @Test

@@ -14,6 +14,7 @@ import dev.ratelimit.http.HeaderOptions;
 import dev.ratelimit.http.MissingKey;
 import dev.ratelimit.http.RateLimitRule;
 import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Command;
 import dev.ratelimit.tck.docs.DocPage;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -236,22 +237,7 @@ class RateLimitWebFilterTest {
   /** A backend whose every call fails, as one whose server is down. */
   static final class DownBackend implements Backend {
     @Override
-    public Decision check(String key, Policy policy, long cost, long nowMicros) {
-      throw new IllegalStateException("down");
-    }
-
-    @Override
-    public MultiDecision checkAll(String key, List<Policy> policies, long cost, long nowMicros) {
-      throw new IllegalStateException("down");
-    }
-
-    @Override
-    public Decision inspect(String key, Policy policy, long nowMicros) {
-      throw new IllegalStateException("down");
-    }
-
-    @Override
-    public void reset(String key, Policy policy, long nowMicros) {
+    public <R> R execute(Command<R> command) {
       throw new IllegalStateException("down");
     }
   }

@@ -1,0 +1,62 @@
+package dev.ratelimit.spi;
+
+import dev.ratelimit.Decision;
+import dev.ratelimit.KeyedPolicy;
+import dev.ratelimit.MultiDecision;
+import dev.ratelimit.Policy;
+import java.util.List;
+
+/**
+ * One operation the limiter asks of a {@link Backend}, as a value: a backend implements {@link
+ * Backend#execute} (and, when remote, {@link Backend#executeAsync}) for each kind, and the limiter
+ * sends no other. Arguments arrive valid: keys non-empty, {@code 1 <= cost <= policy.capacity()},
+ * {@code nowMicros} the limiter's clock (epoch microseconds).
+ *
+ * @param <R> what the operation answers
+ */
+public sealed interface Command<R>
+    permits Command.Check, Command.CheckAll, Command.CheckAcross, Command.Inspect, Command.Reset {
+
+  /**
+   * Checks one policy and, when allowed, consumes {@code cost} units. Answers the decision, and for
+   * a denial the key's state when the backend sends it (for the limiter's near-cache; null when it
+   * does not).
+   */
+  record Check(String key, Policy policy, long cost, long nowMicros) implements Command<Evaluation> {}
+
+  /**
+   * Checks every policy of one key atomically: all consume, or none does. Answers one decision per
+   * policy, in order, and for a denial each policy's state when the backend sends it.
+   */
+  record CheckAll(String key, List<Policy> policies, long cost, long nowMicros) implements Command<MultiEvaluation> {}
+
+  /**
+   * Checks pairs of different keys atomically: all consume, or none does. Sent only to a backend
+   * that {@linkplain Backend#checksAcrossKeys checks across keys}; pairs of one key are sent as
+   * {@link CheckAll}. A backend that can check them together only by group of keys (a Redis
+   * Cluster, per hash slot) fails with {@link NotRoutedException} for pairs it cannot.
+   */
+  record CheckAcross(List<KeyedPolicy> checks, long cost, long nowMicros) implements Command<MultiDecision> {}
+
+  /**
+   * The state now as a check of {@code cost} would see it, consuming nothing and writing nothing.
+   * A backend that can only inspect as a check of 1 answers {@link #ofUnitCost} of that.
+   */
+  record Inspect(String key, Policy policy, long cost, long nowMicros) implements Command<Decision> {
+    /**
+     * The answer for this cost, from the answer for a cost of 1 ({@code unit}): allowed when that
+     * many remain, else denied until the later of its wait and the key's reset (an upper bound: a
+     * backend that can do better answers exactly).
+     */
+    public Decision ofUnitCost(Decision unit) {
+      if (cost == 1 || (unit.allowed() && unit.remaining() >= cost)) {
+        return unit;
+      }
+      long wait = Math.max(unit.retryAfterMicros(), unit.resetAfterMicros());
+      return Decision.denied(policy, unit.remaining(), wait, unit.resetAfterMicros());
+    }
+  }
+
+  /** Forgets the state of ({@code key}, {@code policy}). Answers null. */
+  record Reset(String key, Policy policy, long nowMicros) implements Command<Void> {}
+}
