@@ -22,7 +22,7 @@ final class AllOrNothing {
 
   MultiDecision checkAll(String rawKey, List<Policy> policies, long cost, long nowMicros) {
     String key = Keys.bounded(rawKey);
-    store.observeExactly(nowMicros);
+    store.clock.observeExactly(nowMicros);
     for (;;) {
       State entry = store.index.get(key);
       boolean created = entry == null;
@@ -75,7 +75,7 @@ final class AllOrNothing {
     boolean grew = false;
     long oldHold = entry.hold;
     long hold = Entry.UNCHANGED;
-    long lag = store.lag(nowMicros);
+    long lag = store.clock.lag(nowMicros);
     boolean holdsNew = created || !InMemoryBackend.contains(fresh, true) || store.holdsNewKeys();
     for (int i = 0; i < size; i++) {
       Policy policy = policies.get(i);
@@ -113,7 +113,7 @@ final class AllOrNothing {
       store.kept.map.replace(key, entry, entry);
       store.adjustProbationBound();
     } else if (hold != Entry.UNCHANGED) {
-      store.kept.expiration.setExpiresAfter(key, InMemoryBackend.nanosUntil(hold, store.latestNanos), TimeUnit.NANOSECONDS);
+      store.kept.expiration.setExpiresAfter(key, CacheClock.nanosUntil(hold, store.clock.latestNanos()), TimeUnit.NANOSECONDS);
     }
     store.readopt(key, entry);
     if (entry.removed && !store.restore(key, entry)) {
@@ -154,7 +154,7 @@ final class AllOrNothing {
       }
     }
     groups[count] = n;
-    store.observeExactly(nowMicros);
+    store.clock.observeExactly(nowMicros);
     for (;;) {
       MultiDecision result = checkAcross(checks, keys, order, groups, count, cost, nowMicros);
       if (result != null) {
@@ -229,7 +229,7 @@ final class AllOrNothing {
     if (!allowed) {
       return new MultiDecision(false, Arrays.asList(decisions));
     }
-    long lag = store.lag(nowMicros);
+    long lag = store.clock.lag(nowMicros);
     // the new keys first: should one fail to publish, nothing has been consumed yet
     boolean holdsNewKeys = true;
     for (int g = 0; g < count && holdsNewKeys; g++) {
@@ -323,7 +323,7 @@ final class AllOrNothing {
       store.kept.map.replace(key, entry, entry);
       store.adjustProbationBound();
     } else if (hold != Entry.UNCHANGED) {
-      store.kept.expiration.setExpiresAfter(key, InMemoryBackend.nanosUntil(hold, store.latestNanos), TimeUnit.NANOSECONDS);
+      store.kept.expiration.setExpiresAfter(key, CacheClock.nanosUntil(hold, store.clock.latestNanos()), TimeUnit.NANOSECONDS);
     }
     store.readopt(key, entry);
     if (entry.removed) {

@@ -57,17 +57,15 @@ public final class InMemoryBackend implements Backend {
   /** One check in this many of a key records its read with the cache (frequency and access order). */
   static final int READ_SAMPLE = 64;
   /** How far the clock moves before the cache's view of it is updated by a check, ns. */
-  static final long TICK_NANOS = 100_000_000L;
+  static final long TICK_NANOS = CacheClock.TICK_NANOS;
   private static final System.Logger LOG = System.getLogger(InMemoryBackend.class.getName());
 
-  private static final VarHandle LATEST;
   private static final VarHandle RESETS_STARTED;
   private static final VarHandle RESETS_DONE;
 
   static {
     try {
       MethodHandles.Lookup lookup = MethodHandles.lookup();
-      LATEST = lookup.findVarHandle(InMemoryBackend.class, "latestNanos", long.class);
       RESETS_STARTED = lookup.findVarHandle(InMemoryBackend.class, "resetsStarted", long.class);
       RESETS_DONE = lookup.findVarHandle(InMemoryBackend.class, "resetsDone", long.class);
     } catch (ReflectiveOperationException e) {
@@ -106,8 +104,8 @@ public final class InMemoryBackend implements Backend {
    * them from here; an entry is put here first, then in its segment, both under the entry's lock.
    */
   final ConcurrentHashMap<String, State> index = new ConcurrentHashMap<>();
-  /** The limiter's clock as Caffeine sees it: the latest now, in ns; moved by at least 100 ms by checks. */
-  volatile long latestNanos = Long.MIN_VALUE;
+  /** The limiter's clock as Caffeine sees it. */
+  final CacheClock clock = new CacheClock();
   /**
    * Resets begun and finished. The cache's eviction listener notes {@link #resetsDone} on each entry
    * it drops; a check that puts such an entry back ({@link #restore}) keeps it only if no reset
@@ -141,8 +139,8 @@ public final class InMemoryBackend implements Backend {
       this.cache = Caffeine.newBuilder()
           .maximumWeight(maximumWeight)
           .<String, State>weigher((key, entry) -> Math.max(1, entry.states))
-          .expireAfter(new UntilHold())
-          .ticker(() -> latestNanos)
+          .expireAfter(new CacheClock.UntilHold())
+          .ticker(clock::latestNanos)
           .executor(Runnable::run)
           .evictionListener((String key, State entry, RemovalCause cause) -> evicted(key, entry, cause, keeps))
           .build();
@@ -162,7 +160,7 @@ public final class InMemoryBackend implements Backend {
     if (entry == null || entry.kept != fromKept) {
       return; // moving to the kept segment: it stays the key's entry
     }
-    if (cause == RemovalCause.EXPIRED && (entry.isLocked() || nanos(entry.hold) > latestNanos)) {
+    if (cause == RemovalCause.EXPIRED && (entry.isLocked() || CacheClock.nanos(entry.hold) > clock.latestNanos())) {
       // renewed, or being renewed, after the cache counted it expired (the cache's clock passed
       // the old hold while a check was moving it on, and the cache ignores a new expiry for an
       // entry it holds expired): the states still matter, so the entry stays the key's entry
@@ -233,7 +231,7 @@ public final class InMemoryBackend implements Backend {
 
   /** A check; without {@code detailed}, answered {@link State#ALLOWED} or {@link State#DENIED}. */
   private Decision check(String key, Policy policy, long cost, long nowMicros, boolean detailed) {
-    long lag = observe(nowMicros);
+    long lag = clock.observe(nowMicros);
     for (;;) {
       State entry = index.get(key);
       if (entry == null) {
@@ -314,7 +312,7 @@ public final class InMemoryBackend implements Backend {
       kept.map.replace(key, entry, entry); // weighs the entry again and renews its expiry
       adjustProbationBound();
     } else if (hold != Entry.UNCHANGED) {
-      kept.expiration.setExpiresAfter(key, nanosUntil(hold, latestNanos), TimeUnit.NANOSECONDS);
+      kept.expiration.setExpiresAfter(key, CacheClock.nanosUntil(hold, clock.latestNanos()), TimeUnit.NANOSECONDS);
     }
     readopt(key, entry);
     if (entry.removed && !restore(key, entry)) {
@@ -343,7 +341,7 @@ public final class InMemoryBackend implements Backend {
 
   /** {@link Command.Inspect}: what a check of {@code cost} would decide now, nothing written. */
   public Decision inspect(String key, Policy policy, long cost, long nowMicros) {
-    observeExactly(nowMicros);
+    clock.observeExactly(nowMicros);
     State entry = index.get(Keys.bounded(key));
     if (entry != null) {
       entry.lock();
@@ -362,7 +360,7 @@ public final class InMemoryBackend implements Backend {
   /** {@link Command.Reset}: forgets the state of ({@code rawKey}, {@code policy}). */
   public void reset(String rawKey, Policy policy, long nowMicros) {
     String key = Keys.bounded(rawKey);
-    observeExactly(nowMicros);
+    clock.observeExactly(nowMicros);
     RESETS_STARTED.getAndAdd(this, 1L);
     try {
       State entry = index.get(key);
@@ -396,7 +394,7 @@ public final class InMemoryBackend implements Backend {
   public long size() {
     probation.cache.cleanUp();
     kept.cache.cleanUp();
-    long now = latestNanos == Long.MIN_VALUE ? Long.MIN_VALUE : Math.floorDiv(latestNanos, 1_000L);
+    long now = clock.latestNanos() == Long.MIN_VALUE ? Long.MIN_VALUE : Math.floorDiv(clock.latestNanos(), 1_000L);
     long alive = 0;
     for (Segment segment : List.of(probation, kept)) {
       for (State entry : segment.map.values()) {
@@ -508,9 +506,9 @@ public final class InMemoryBackend implements Backend {
     if (probationBound > 0) {
       return true;
     }
-    long clock = latestNanos;
-    if (clock != fullCleanUpAt) { // the cache frees expired entries lazily: once per tick of its clock, ask it
-      fullCleanUpAt = clock;
+    long now = clock.latestNanos();
+    if (now != fullCleanUpAt) { // the cache frees expired entries lazily: once per tick of its clock, ask it
+      fullCleanUpAt = now;
       kept.cache.cleanUp();
       adjustProbationBound();
       if (probationBound > 0) {
@@ -592,7 +590,7 @@ public final class InMemoryBackend implements Backend {
    * would not move the expiry of an entry it counts as gone. The check runs again on a new entry.
    */
   boolean dropIfExpired(String key, State entry) {
-    if (entry.holdNanos > latestNanos) {
+    if (entry.holdNanos > clock.latestNanos()) {
       return false;
     }
     entry.removed = true;
@@ -611,62 +609,6 @@ public final class InMemoryBackend implements Backend {
     }
     segment(entry).map.put(key, entry);
     return true;
-  }
-
-  /**
-   * How far {@code nowMicros} is behind the cache's clock, µs, at least 0: a slow thread's now, or a
-   * clock stepped back (the cache's clock never goes back).
-   */
-  long lag(long nowMicros) {
-    long latest = latestNanos;
-    long nanos = nanos(nowMicros);
-    return latest > nanos ? (latest - nanos) / 1_000L : 0;
-  }
-
-  /**
-   * Moves the cache's clock forward when {@code nowMicros} is at least 100 ms past it (rare
-   * writes); answers {@link #lag} as the clock was read.
-   */
-  private long observe(long nowMicros) {
-    long nanos = nanos(nowMicros);
-    long seen = latestNanos;
-    if (nanos - TICK_NANOS > seen) {
-      advance(nanos, seen);
-      return 0;
-    }
-    return seen > nanos ? (seen - nanos) / 1_000L : 0;
-  }
-
-  /** Moves the cache's clock forward to exactly {@code nowMicros} when it is later. */
-  void observeExactly(long nowMicros) {
-    advance(nanos(nowMicros), latestNanos);
-  }
-
-  private void advance(long nanos, long seen) {
-    while (nanos > seen && !LATEST.weakCompareAndSet(this, seen, nanos)) {
-      seen = latestNanos;
-    }
-  }
-
-  private static long nanos(long micros) {
-    return micros >= Long.MAX_VALUE / 1_000L ? Long.MAX_VALUE - TICK_NANOS
-        : micros <= Long.MIN_VALUE / 1_000L ? Long.MIN_VALUE + TICK_NANOS : micros * 1_000L;
-  }
-
-  /** Nanoseconds from {@code currentNanos} until {@code holdMicros}, at least 0, saturated. */
-  static long nanosUntil(long holdMicros, long currentNanos) {
-    if (holdMicros >= Long.MAX_VALUE / 1_000L) {
-      return Long.MAX_VALUE; // beyond the year 2262: Caffeine caps it
-    }
-    if (holdMicros <= Long.MIN_VALUE / 1_000L) {
-      return 0;
-    }
-    long holdNanos = holdMicros * 1_000L;
-    long until = holdNanos - currentNanos;
-    if (((holdNanos ^ currentNanos) & (holdNanos ^ until)) < 0) {
-      return holdNanos > currentNanos ? Long.MAX_VALUE : 0; // overflowed
-    }
-    return Math.max(0, until);
   }
 
   /** Configures an {@link InMemoryBackend}. */
@@ -704,24 +646,6 @@ public final class InMemoryBackend implements Backend {
     /** A new backend. */
     public InMemoryBackend build() {
       return new InMemoryBackend(maximumKeys, nanoTime);
-    }
-  }
-
-  /** Each entry lives until its hold; reads do not move it. */
-  private static final class UntilHold implements Expiry<String, State> {
-    @Override
-    public long expireAfterCreate(String key, State entry, long currentTime) {
-      return nanosUntil(entry.hold, currentTime);
-    }
-
-    @Override
-    public long expireAfterUpdate(String key, State entry, long currentTime, long currentDuration) {
-      return nanosUntil(entry.hold, currentTime);
-    }
-
-    @Override
-    public long expireAfterRead(String key, State entry, long currentTime, long currentDuration) {
-      return currentDuration;
     }
   }
 }
