@@ -5,6 +5,7 @@ import dev.ratelimit.memory.InMemoryBackend;
 import dev.ratelimit.spi.Backend;
 import dev.ratelimit.spi.Command;
 import dev.ratelimit.spi.Evaluation;
+import dev.ratelimit.spi.Keys;
 import dev.ratelimit.spi.MultiEvaluation;
 import java.time.Duration;
 import java.time.Instant;
@@ -104,6 +105,14 @@ final class DefaultRateLimiter implements RateLimiter {
     this.plainBackend = plain ? (InMemoryBackend) backend : null;
   }
 
+  /**
+   * The form the near-cache keeps {@code key} under, worked out once per call (a long key's is a
+   * SHA-256); null without a near-cache.
+   */
+  private String nearKey(String key) {
+    return nearCache == null ? null : Keys.bounded(key);
+  }
+
   /** The decision of an evaluation; null when the backend answered none (reported as a failure). */
   private static Decision decisionOf(Evaluation e) {
     return e == null ? null : e.decision();
@@ -162,28 +171,29 @@ final class DefaultRateLimiter implements RateLimiter {
         return failed(key, policy, cost, now);
       }
     }
-    Decision local = localAnswer(key, policy, cost, now);
+    String nearKey = nearKey(key);
+    Decision local = localAnswer(key, nearKey, policy, cost, now);
     if (local != null) {
       return local;
     }
     Decision d;
     if (asyncCheck) {
       long start = System.nanoTime();
-      d = calls.call(() -> evaluateAsync(key, policy, cost, now), start, start + timeoutNanos);
+      d = calls.call(() -> evaluateAsync(key, nearKey, policy, cost, now), start, start + timeoutNanos);
     } else {
-      d = checkDirectly(key, policy, cost, now);
+      d = checkDirectly(key, nearKey, policy, cost, now);
     }
     return d != null ? reports.decided(policy, d, Source.BACKEND) : failed(key, policy, cost, now);
   }
 
   /** The near-cache's answer, shadow mode applied and reported; null when the backend must answer. */
-  private Decision localAnswer(String key, Policy policy, long cost, long now) {
-    Decision local = nearCache == null ? null : nearCache.answer(key, policy, cost, now);
+  private Decision localAnswer(String key, String nearKey, Policy policy, long cost, long now) {
+    Decision local = nearCache == null ? null : nearCache.answer(nearKey, policy, cost, now);
     return local == null ? null : reports.decided(policy, local, Source.NEAR_CACHE);
   }
 
   /** {@link #call} for a backend without its own checkAsync, with no future and no lambda. */
-  private Decision checkDirectly(String key, Policy policy, long cost, long now) {
+  private Decision checkDirectly(String key, String nearKey, Policy policy, long cost, long now) {
     long permit = breaker.tryAcquire();
     if (permit == CircuitBreaker.REFUSED) {
       return null;
@@ -195,9 +205,9 @@ final class DefaultRateLimiter implements RateLimiter {
       if (nearCache == null) {
         d = decisionOf(backend.execute(new Command.Check(key, policy, cost, now)));
       } else {
-        long resets = nearCache.resets(key);
+        long resets = nearCache.resets(nearKey);
         Evaluation e = backend.execute(new Command.Check(key, policy, cost, now));
-        nearCache.remember(key, policy, cost, now, e, resets);
+        nearCache.remember(nearKey, policy, cost, now, e, resets);
         d = e.decision();
       }
     } catch (RuntimeException e) {
@@ -213,12 +223,13 @@ final class DefaultRateLimiter implements RateLimiter {
     if (!asyncCheck) {
       return CompletableFuture.completedFuture(checkValid(key, policy, cost, now));
     }
-    Decision local = localAnswer(key, policy, cost, now);
+    String nearKey = nearKey(key);
+    Decision local = localAnswer(key, nearKey, policy, cost, now);
     if (local != null) {
       return CompletableFuture.completedFuture(local);
     }
     long start = System.nanoTime();
-    return calls.callAsync(() -> evaluateAsync(key, policy, cost, now), start, start + timeoutNanos)
+    return calls.callAsync(() -> evaluateAsync(key, nearKey, policy, cost, now), start, start + timeoutNanos)
         .thenApply(d -> d != null ? reports.decided(policy, d, Source.BACKEND) : failed(key, policy, cost, now))
         .exceptionally(e -> { // never happens by design; should it, the caller must still get an answer
           calls.logError("checkAsync could not complete normally; FAIL_OPEN decides", e);
@@ -244,13 +255,15 @@ final class DefaultRateLimiter implements RateLimiter {
     }
     long start = System.nanoTime();
     long deadline = start + timeoutNanos;
-    MultiDecision local = nearCache == null ? null : nearCache.answerAll(key, ps, cost, now);
-    Judged first = local != null ? Judged.of(local, Source.NEAR_CACHE) : backendAll(key, ps, cost, now, start, deadline);
+    String nearKey = nearKey(key);
+    MultiDecision local = nearCache == null ? null : nearCache.answerAll(nearKey, ps, cost, now);
+    Judged first = local != null ? Judged.of(local, Source.NEAR_CACHE)
+        : backendAll(key, nearKey, ps, cost, now, start, deadline);
     return resolve(ps, POLICY, first,
         // the enforced policies again; not sent once the first call has used the whole timeout (it
         // could consume while the failure mode decides), as a queued check past its deadline is not
         enforced -> deadline - System.nanoTime() > 0
-            ? backendAll(key, enforced, cost, now, System.nanoTime(), deadline)
+            ? backendAll(key, nearKey, enforced, cost, now, System.nanoTime(), deadline)
             : failedAll(key, enforced, cost, now),
         enforced -> failedAll(key, enforced, cost, now));
   }
@@ -283,11 +296,12 @@ final class DefaultRateLimiter implements RateLimiter {
     long now = nowMicros();
     long start = System.nanoTime();
     long deadline = start + timeoutNanos;
-    MultiDecision local = nearCache == null ? null : nearCache.answerAll(key, ps, cost, now);
+    String nearKey = nearKey(key);
+    MultiDecision local = nearCache == null ? null : nearCache.answerAll(nearKey, ps, cost, now);
     CompletableFuture<Judged> first = local != null ? CompletableFuture.completedFuture(Judged.of(local, Source.NEAR_CACHE))
-        : backendAllAsync(key, ps, cost, now, start, deadline);
+        : backendAllAsync(key, nearKey, ps, cost, now, start, deadline);
     return resolveAsync(ps, POLICY, first, deadline,
-        enforced -> backendAllAsync(key, enforced, cost, now, System.nanoTime(), deadline),
+        enforced -> backendAllAsync(key, nearKey, enforced, cost, now, System.nanoTime(), deadline),
         enforced -> failedAll(key, enforced, cost, now));
   }
 
@@ -321,9 +335,9 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   /** {@link #backendAll} without waiting: the stage completes when the backend answers or the deadline passes. */
-  private CompletableFuture<Judged> backendAllAsync(String key, List<Policy> policies, long cost, long now, long start,
-      long deadline) {
-    return calls.callAsync(backendAllCall(key, policies, cost, now), start, deadline)
+  private CompletableFuture<Judged> backendAllAsync(String key, String nearKey, List<Policy> policies, long cost,
+      long now, long start, long deadline) {
+    return calls.callAsync(backendAllCall(key, nearKey, policies, cost, now), start, deadline)
         .thenApply(m -> judgedAll(m, key, policies, cost, now));
   }
 
@@ -331,13 +345,13 @@ final class DefaultRateLimiter implements RateLimiter {
    * The backend's all-or-nothing call for one key: through the near-cache (which learns from a
    * denial), else the backend's own async call, else its blocking one.
    */
-  private Supplier<CompletionStage<MultiDecision>> backendAllCall(String key, List<Policy> policies, long cost,
-      long now) {
+  private Supplier<CompletionStage<MultiDecision>> backendAllCall(String key, String nearKey, List<Policy> policies,
+      long cost, long now) {
     if (nearCache != null) {
       return () -> {
-        long resets = nearCache.resets(key);
+        long resets = nearCache.resets(nearKey);
         return BackendCalls.future(backend.executeAsync(new Command.CheckAll(key, policies, cost, now))).thenApply(e -> {
-          nearCache.rememberAll(key, policies, cost, now, e, resets);
+          nearCache.rememberAll(nearKey, policies, cost, now, e, resets);
           return e.decision();
         });
       };
@@ -434,7 +448,7 @@ final class DefaultRateLimiter implements RateLimiter {
     List<Policy> ps = List.copyOf(policies);
     long now = nowMicros();
     long start = System.nanoTime();
-    MultiDecision local = nearCache == null ? null : nearCache.answerAll(key, ps, cost, now);
+    MultiDecision local = nearCache == null ? null : nearCache.answerAll(nearKey(key), ps, cost, now);
     Judged judged;
     if (local != null) {
       judged = Judged.of(local, Source.NEAR_CACHE); // a remembered denial: read-only, and exact
@@ -496,9 +510,10 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   /** The backend's all-or-nothing answer, or the failure mode's when it fails. */
-  private Judged backendAll(String key, List<Policy> policies, long cost, long now, long start, long deadline) {
+  private Judged backendAll(String key, String nearKey, List<Policy> policies, long cost, long now, long start,
+      long deadline) {
     MultiDecision m = nearCache == null && !asyncCheck ? checkAllDirectly(key, policies, cost, now, start)
-        : calls.call(backendAllCall(key, policies, cost, now), start, deadline);
+        : calls.call(backendAllCall(key, nearKey, policies, cost, now), start, deadline);
     return judgedAll(m, key, policies, cost, now);
   }
 
@@ -623,7 +638,7 @@ final class DefaultRateLimiter implements RateLimiter {
     }
     backend.execute(new Command.Reset(key, policy, now));
     if (nearCache != null) {
-      nearCache.forget(key, policy, now); // after: a denial still in flight was sent before it and stays out
+      nearCache.forget(Keys.bounded(key), policy, now); // after: a denial still in flight was sent before it and stays out
     }
   }
 
@@ -656,13 +671,13 @@ final class DefaultRateLimiter implements RateLimiter {
   // ---------------------------------------------------------------------------------- backend calls
 
   /** The backend's answer; a denial's state teaches the near-cache. */
-  private CompletionStage<Decision> evaluateAsync(String key, Policy policy, long cost, long now) {
+  private CompletionStage<Decision> evaluateAsync(String key, String nearKey, Policy policy, long cost, long now) {
     if (nearCache == null) {
       return backend.executeAsync(new Command.Check(key, policy, cost, now)).thenApply(DefaultRateLimiter::decisionOf);
     }
-    long resets = nearCache.resets(key);
+    long resets = nearCache.resets(nearKey);
     return BackendCalls.future(backend.executeAsync(new Command.Check(key, policy, cost, now))).thenApply(e -> {
-      nearCache.remember(key, policy, cost, now, e, resets);
+      nearCache.remember(nearKey, policy, cost, now, e, resets);
       return e.decision();
     });
   }

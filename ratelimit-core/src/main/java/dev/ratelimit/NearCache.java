@@ -28,6 +28,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * answered before the reset reached it) is not kept: calls note {@link #resets(String)} when they go out.
  * Entries are bounded in number and live no longer than their denial (measured in real time,
  * capped at an hour). A policy whose numbers changed never matches an entry of the old ones.
+ *
+ * <p>Every key it is given is already in its bounded form ({@link dev.ratelimit.spi.Keys#bounded}),
+ * worked out once per call by the limiter: a long key is hashed once, not at each step.
  */
 final class NearCache {
   private static final long MAX_LIFETIME_NANOS = Duration.ofHours(1).toNanos();
@@ -50,7 +53,7 @@ final class NearCache {
 
   /** The local answer to a check, or null when the backend must answer. */
   Decision answer(String key, Policy policy, long cost, long now) {
-    Id id = new Id(Keys.bounded(key), policy.name(), policy.algorithm());
+    Id id = new Id(key, policy.name(), policy.algorithm());
     Entry entry = entries.getIfPresent(id);
     if (entry == null || entry.state == null) {
       return null;
@@ -96,7 +99,7 @@ final class NearCache {
     Entry[] found = new Entry[policies.size()];
     Id[] ids = new Id[policies.size()];
     boolean denier = false;
-    String bounded = Keys.bounded(key);
+    String bounded = key;
     for (int i = 0; i < found.length; i++) {
       Policy policy = policies.get(i);
       ids[i] = new Id(bounded, policy.name(), policy.algorithm());
@@ -129,7 +132,7 @@ final class NearCache {
    * cost an in-flight denial its place.
    */
   long resets(String key) {
-    return resets.get(stripe(Keys.bounded(key))); // the form entries are stored under (see store)
+    return resets.get(stripe(key)); // the form entries are stored under (see store)
   }
 
   private static int stripe(String key) {
@@ -143,7 +146,7 @@ final class NearCache {
    * the state before the reset).
    */
   void remember(String key, Policy policy, long cost, long now, Evaluation evaluation, long resetsBefore) {
-    Id id = new Id(Keys.bounded(key), policy.name(), policy.algorithm());
+    Id id = new Id(key, policy.name(), policy.algorithm());
     Decision decision = evaluation.decision();
     long t = evaluation.nowMicros();
     if (decision.allowed() || evaluation.state() == null) {
@@ -158,7 +161,7 @@ final class NearCache {
   void rememberAll(String key, List<Policy> policies, long cost, long now, MultiEvaluation evaluation,
       long resetsBefore) {
     List<Decision> decisions = evaluation.decision().decisions();
-    String bounded = Keys.bounded(key);
+    String bounded = key;
     for (int i = 0; i < policies.size(); i++) {
       Policy policy = policies.get(i);
       Id id = new Id(bounded, policy.name(), policy.algorithm());
@@ -179,7 +182,7 @@ final class NearCache {
    * entry's time, and denials of calls already under way are not kept when they come back.
    */
   void forget(String key, Policy policy, long now) {
-    String bounded = Keys.bounded(key);
+    String bounded = key;
     resets.incrementAndGet(stripe(bounded)); // first: a denial stored after this sees it (see store)
     Id id = new Id(bounded, policy.name(), policy.algorithm());
     Entry current = entries.getIfPresent(id);
