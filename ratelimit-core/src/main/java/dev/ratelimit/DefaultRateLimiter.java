@@ -48,13 +48,6 @@ final class DefaultRateLimiter implements RateLimiter {
   /** A pair's policy, when the pairs are (key, policy) pairs. */
   private static final Function<KeyedPolicy, Policy> PAIR_POLICY = KeyedPolicy::policy;
 
-  /** An all-or-nothing answer, one decision per policy, all from one source. */
-  private record Judged(boolean allowed, Decision[] decisions, Source source) {
-    static Judged of(MultiDecision m, Source source) {
-      return new Judged(m.allowed(), m.decisions().toArray(Decision[]::new), source);
-    }
-  }
-
   private final InstantSource clock;
   /** The clock when it is a {@link ManualClock}, read without an {@link Instant}; else null. */
   private final ManualClock manualClock;
@@ -71,6 +64,8 @@ final class DefaultRateLimiter implements RateLimiter {
   private final RateLimitListener listener;
   /** What each decision is reported as, shadow mode applied, and the failure mode's own answers. */
   private final Reports reports;
+  /** What the failure mode decides when the backend did not answer. */
+  private final FailureAnswers failures;
   /** Whether the backend has its own checkAsync, and its own checkAllAsync. */
   private final boolean asyncCheck;
   /** Whether the backend checks pairs of different keys together, and has its own async form of it. */
@@ -98,6 +93,7 @@ final class DefaultRateLimiter implements RateLimiter {
         new LogThrottle(s.nanoTime(), ERROR_LOG_INTERVAL_NANOS));
     this.reports = new Reports(s.listener(), s.failureMode(), s.failClosedRetryAfter(), s.shadow(), s.shadowPolicies(),
         s.nanoTime(), breaker);
+    this.failures = new FailureAnswers(s.failureMode(), fallback, reports, calls);
     this.asyncCheck = backend.isAsync();
     this.checksAcrossKeys = backend.checksAcrossKeys();
     boolean plain = backend instanceof InMemoryBackend && !asyncCheck && nearCache == null
@@ -156,7 +152,7 @@ final class DefaultRateLimiter implements RateLimiter {
         return plainBackend.tryAcquire(key, policy, cost, now);
       } catch (RuntimeException e) { // a bug in the backend: reported, and the failure mode decides
         calls.settle(CircuitBreaker.CALL, 0, null, e);
-        return failed(key, policy, cost, now).allowed();
+        return failures.one(key, policy, cost, now).allowed();
       }
     }
     return checkValid(key, policy, cost, now).allowed();
@@ -168,7 +164,7 @@ final class DefaultRateLimiter implements RateLimiter {
         return plainBackend.check(key, policy, cost, now);
       } catch (RuntimeException e) { // a bug in the backend: reported, and the failure mode decides
         calls.settle(CircuitBreaker.CALL, 0, null, e);
-        return failed(key, policy, cost, now);
+        return failures.one(key, policy, cost, now);
       }
     }
     String nearKey = nearKey(key);
@@ -183,7 +179,7 @@ final class DefaultRateLimiter implements RateLimiter {
     } else {
       d = checkDirectly(key, nearKey, policy, cost, now);
     }
-    return d != null ? reports.decided(policy, d, Source.BACKEND) : failed(key, policy, cost, now);
+    return d != null ? reports.decided(policy, d, Source.BACKEND) : failures.one(key, policy, cost, now);
   }
 
   /** The near-cache's answer, shadow mode applied and reported; null when the backend must answer. */
@@ -230,7 +226,7 @@ final class DefaultRateLimiter implements RateLimiter {
     }
     long start = System.nanoTime();
     return calls.callAsync(() -> evaluateAsync(key, nearKey, policy, cost, now), start, start + timeoutNanos)
-        .thenApply(d -> d != null ? reports.decided(policy, d, Source.BACKEND) : failed(key, policy, cost, now))
+        .thenApply(d -> d != null ? reports.decided(policy, d, Source.BACKEND) : failures.one(key, policy, cost, now))
         .exceptionally(e -> { // never happens by design; should it, the caller must still get an answer
           calls.logError("checkAsync could not complete normally; FAIL_OPEN decides", e);
           return Reports.failOpen(policy);
@@ -437,7 +433,7 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   private Judged failedAcross(List<KeyedPolicy> checks, long cost, long now) {
-    return failedAll(checks, PAIR_POLICY, () -> fallback.checkAll(checks, cost, now));
+    return failures.all(checks, PAIR_POLICY, () -> fallback.checkAll(checks, cost, now));
   }
 
   // ---------------------------------------------------------------------------------- peekAll
@@ -462,26 +458,9 @@ final class DefaultRateLimiter implements RateLimiter {
       }, start, start + timeoutNanos);
       judged = inspected != null && inspected.size() == ps.size()
           ? new Judged(inspected.stream().allMatch(Decision::allowed), inspected.toArray(Decision[]::new), Source.BACKEND)
-          : peekFailed(key, ps, cost, now);
+          : failures.peek(key, ps, cost, now);
     }
     return peeked(ps, judged);
-  }
-
-  /** The failure mode's answer to a peek: nothing consumed, the local fallback's state only read. */
-  private Judged peekFailed(String key, List<Policy> policies, long cost, long now) {
-    if (failureMode != FailureMode.LOCAL_FALLBACK) {
-      return failedAll(key, policies, cost, now); // FAIL_OPEN and FAIL_CLOSED consume nothing
-    }
-    try {
-      return Judged.of(fallback.peekAll(key, policies, cost, now), Source.FALLBACK);
-    } catch (RuntimeException e) {
-      calls.logError("the local fallback failed; FAIL_OPEN decides", e);
-      Decision[] open = new Decision[policies.size()];
-      for (int i = 0; i < open.length; i++) {
-        open[i] = Reports.failOpen(policies.get(i));
-      }
-      return new Judged(true, open, Source.FAILURE);
-    }
   }
 
   /**
@@ -534,35 +513,7 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   private Judged failedAll(String key, List<Policy> policies, long cost, long now) {
-    return failedAll(policies, POLICY, () -> fallback.checkAll(key, policies, cost, now));
-  }
-
-  /** The failure mode's all-or-nothing answer for {@code pairs}; {@code local} asks the local fallback. */
-  private <P> Judged failedAll(List<P> pairs, Function<? super P, Policy> policyOf, Supplier<MultiDecision> local) {
-    int n = pairs.size();
-    Decision[] decisions = new Decision[n];
-    switch (failureMode) {
-      case FAIL_OPEN:
-        for (int i = 0; i < n; i++) {
-          decisions[i] = Reports.failOpen(policyOf.apply(pairs.get(i)));
-        }
-        return new Judged(true, decisions, Source.FAILURE);
-      case FAIL_CLOSED:
-        for (int i = 0; i < n; i++) {
-          decisions[i] = reports.failClosed(policyOf.apply(pairs.get(i)));
-        }
-        return new Judged(false, decisions, Source.FAILURE);
-      default:
-        try {
-          return Judged.of(local.get(), Source.FALLBACK);
-        } catch (RuntimeException e) {
-          calls.logError("the local fallback failed; FAIL_OPEN decides", e);
-          for (int i = 0; i < n; i++) {
-            decisions[i] = Reports.failOpen(policyOf.apply(pairs.get(i)));
-          }
-          return new Judged(true, decisions, Source.FAILURE);
-        }
-    }
+    return failures.all(policies, POLICY, () -> fallback.checkAll(key, policies, cost, now));
   }
 
   /**
@@ -683,25 +634,6 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   // ---------------------------------------------------------------------------------- decisions
-
-  /** The failure mode's decision for one policy, with shadow mode applied and reported. */
-  private Decision failed(String key, Policy policy, long cost, long now) {
-    switch (failureMode) {
-      case FAIL_OPEN:
-        return reports.decided(policy, Reports.failOpen(policy), Source.FAILURE);
-      case FAIL_CLOSED:
-        return reports.decided(policy, reports.failClosed(policy), Source.FAILURE);
-      default:
-        Decision d;
-        try {
-          d = fallback.check(key, policy, cost, now);
-        } catch (RuntimeException e) {
-          calls.logError("the local fallback failed; FAIL_OPEN decides", e);
-          return reports.decided(policy, Reports.failOpen(policy), Source.FAILURE);
-        }
-        return reports.decided(policy, d, Source.FALLBACK);
-    }
-  }
 
   // ---------------------------------------------------------------------------------- helpers
 
