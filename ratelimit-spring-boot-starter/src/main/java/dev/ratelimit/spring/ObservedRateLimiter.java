@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -36,7 +37,7 @@ final class ObservedRateLimiter implements RateLimiter {
     if (registry.isNoop() || policy == null) { // no policy: the limiter's refusal, unobserved
       return delegate.check(key, policy);
     }
-    return observedOne(policy, () -> delegate.check(key, policy));
+    return observed(policy.name(), () -> delegate.check(key, policy), d -> d);
   }
 
   @Override
@@ -44,24 +45,7 @@ final class ObservedRateLimiter implements RateLimiter {
     if (registry.isNoop() || policy == null) {
       return delegate.check(key, policy, cost);
     }
-    return observedOne(policy, () -> delegate.check(key, policy, cost));
-  }
-
-  /** {@code call}, a check of {@code policy}, observed. */
-  private Decision observedOne(Policy policy, Supplier<Decision> call) {
-    Observation observation = start(policy.name());
-    CheckOutcomes outcomes = CheckOutcomes.open();
-    try (Observation.Scope scope = observation.openScope()) {
-      Decision decision = call.get();
-      decided(observation, decision.allowed(), outcomes.of(decision));
-      return decision;
-    } catch (RuntimeException | Error e) {
-      observation.error(e);
-      throw e;
-    } finally {
-      outcomes.close();
-      observation.stop();
-    }
+    return observed(policy.name(), () -> delegate.check(key, policy, cost), d -> d);
   }
 
   @Override
@@ -86,7 +70,7 @@ final class ObservedRateLimiter implements RateLimiter {
     if (registry.isNoop() || policies == null || policies.isEmpty()) {
       return delegate.checkAll(key, policies, cost); // an empty list: the limiter's refusal, unobserved
     }
-    return observedAll(names(policies), () -> delegate.checkAll(key, policies, cost));
+    return observed(names(policies), () -> delegate.checkAll(key, policies, cost), MultiDecision::limiting);
   }
 
   @Override
@@ -94,24 +78,7 @@ final class ObservedRateLimiter implements RateLimiter {
     if (registry.isNoop() || !observable(checks)) {
       return delegate.checkAll(checks, cost); // the limiter's refusal, unobserved
     }
-    return observedAll(names(policies(checks)), () -> delegate.checkAll(checks, cost));
-  }
-
-  /** {@code call}, a check of several policies, observed under {@code policies}. */
-  private MultiDecision observedAll(String policies, Supplier<MultiDecision> call) {
-    Observation observation = start(policies);
-    CheckOutcomes outcomes = CheckOutcomes.open();
-    try (Observation.Scope scope = observation.openScope()) {
-      MultiDecision decision = call.get();
-      decided(observation, decision.allowed(), outcomes.of(decision.limiting()));
-      return decision;
-    } catch (RuntimeException | Error e) {
-      observation.error(e);
-      throw e;
-    } finally {
-      outcomes.close();
-      observation.stop();
-    }
+    return observed(names(policies(checks)), () -> delegate.checkAll(checks, cost), MultiDecision::limiting);
   }
 
   @Override
@@ -119,32 +86,7 @@ final class ObservedRateLimiter implements RateLimiter {
     if (registry.isNoop() || !observable(checks)) {
       return delegate.checkAllAsync(checks, cost);
     }
-    return observedAllAsync(names(policies(checks)), () -> delegate.checkAllAsync(checks, cost));
-  }
-
-  /** {@code call}, a check of several policies without blocking, observed under {@code policies} until it answers. */
-  private CompletionStage<MultiDecision> observedAllAsync(String policies,
-      Supplier<CompletionStage<MultiDecision>> call) {
-    Observation observation = start(policies);
-    CheckOutcomes outcomes = CheckOutcomes.open();
-    CompletionStage<MultiDecision> answer;
-    try (Observation.Scope scope = observation.openScope()) {
-      answer = call.get();
-    } catch (RuntimeException | Error e) {
-      observation.error(e);
-      observation.stop();
-      throw e;
-    } finally {
-      outcomes.close(); // what was decided on this thread stays readable below
-    }
-    return answer.whenComplete((decision, error) -> {
-      if (error != null) {
-        observation.error(error);
-      } else {
-        decided(observation, decision.allowed(), outcomes.of(decision.limiting()));
-      }
-      observation.stop();
-    });
+    return observedAsync(names(policies(checks)), () -> delegate.checkAllAsync(checks, cost), MultiDecision::limiting);
   }
 
   /** Whether the limiter will check {@code checks} (its refusals of bad input go unobserved, as checkAll's do). */
@@ -173,26 +115,7 @@ final class ObservedRateLimiter implements RateLimiter {
     if (registry.isNoop() || policy == null) {
       return delegate.checkAsync(key, policy, cost);
     }
-    Observation observation = start(policy.name());
-    CheckOutcomes outcomes = CheckOutcomes.open();
-    CompletionStage<Decision> answer;
-    try (Observation.Scope scope = observation.openScope()) {
-      answer = delegate.checkAsync(key, policy, cost);
-    } catch (RuntimeException | Error e) {
-      observation.error(e);
-      observation.stop();
-      throw e;
-    } finally {
-      outcomes.close(); // what was decided on this thread stays readable below
-    }
-    return answer.whenComplete((decision, error) -> {
-      if (error != null) {
-        observation.error(error);
-      } else {
-        decided(observation, decision.allowed(), outcomes.of(decision));
-      }
-      observation.stop();
-    });
+    return observedAsync(policy.name(), () -> delegate.checkAsync(key, policy, cost), d -> d);
   }
 
   @Override
@@ -200,7 +123,58 @@ final class ObservedRateLimiter implements RateLimiter {
     if (registry.isNoop() || policies == null || policies.isEmpty()) {
       return delegate.checkAllAsync(key, policies, cost);
     }
-    return observedAllAsync(names(policies), () -> delegate.checkAllAsync(key, policies, cost));
+    return observedAsync(names(policies), () -> delegate.checkAllAsync(key, policies, cost), MultiDecision::limiting);
+  }
+
+  /**
+   * {@code call}, a check, observed under {@code policies}: its decision and outcome those of the
+   * {@code limiting} decision of its answer (the answer itself for one policy).
+   */
+  private <T> T observed(String policies, Supplier<T> call, Function<T, Decision> limiting) {
+    Observation observation = start(policies);
+    CheckOutcomes outcomes = CheckOutcomes.open();
+    try (Observation.Scope scope = observation.openScope()) {
+      T answer = call.get();
+      decided(observation, answer, limiting.apply(answer), outcomes);
+      return answer;
+    } catch (RuntimeException | Error e) {
+      observation.error(e);
+      throw e;
+    } finally {
+      outcomes.close();
+      observation.stop();
+    }
+  }
+
+  /** {@link #observed} of a check without blocking: observed until it answers. */
+  private <T> CompletionStage<T> observedAsync(String policies, Supplier<CompletionStage<T>> call,
+      Function<T, Decision> limiting) {
+    Observation observation = start(policies);
+    CheckOutcomes outcomes = CheckOutcomes.open();
+    CompletionStage<T> answer;
+    try (Observation.Scope scope = observation.openScope()) {
+      answer = call.get();
+    } catch (RuntimeException | Error e) {
+      observation.error(e);
+      observation.stop();
+      throw e;
+    } finally {
+      outcomes.close(); // what was decided on this thread stays readable below
+    }
+    return answer.whenComplete((result, error) -> {
+      if (error != null) {
+        observation.error(error);
+      } else {
+        decided(observation, result, limiting.apply(result), outcomes);
+      }
+      observation.stop();
+    });
+  }
+
+  /** Tags {@code observation} with {@code answer}'s decision and its {@code limiting} decision's outcome. */
+  private static void decided(Observation observation, Object answer, Decision limiting, CheckOutcomes outcomes) {
+    boolean allowed = answer instanceof MultiDecision m ? m.allowed() : limiting.allowed();
+    decided(observation, allowed, outcomes.of(limiting));
   }
 
   private Observation start(String policies) {
