@@ -168,7 +168,7 @@ final class Expressions {
     static final RequestProperties INSTANCE = new RequestProperties();
 
     private RequestProperties() {
-      super(HttpServletRequest.class, Cookie.class, REQUEST);
+      super(HttpServletRequest.class, Cookie.class, REQUEST, Cookie::getName, Cookie::getValue);
     }
 
     @Override
@@ -199,16 +199,6 @@ final class Expressions {
         case "requestId" -> r.getRequestId();
         default -> throw new AccessException("cannot read '" + name + "' of the request");
       };
-    }
-
-    @Override
-    protected String cookieName(Cookie cookie) {
-      return cookie.getName();
-    }
-
-    @Override
-    protected String cookieValue(Cookie cookie) {
-      return cookie.getValue();
     }
   }
 }

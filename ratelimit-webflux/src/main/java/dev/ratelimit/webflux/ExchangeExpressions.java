@@ -130,7 +130,8 @@ final class ExchangeExpressions {
     static final RequestProperties INSTANCE = new RequestProperties();
 
     private RequestProperties() {
-      super(ServerHttpRequest.class, HttpCookie.class, REQUEST);
+      super(ServerHttpRequest.class, HttpCookie.class, REQUEST,
+          HttpCookie::getName, HttpCookie::getValue);
     }
 
     @Override
@@ -154,16 +155,6 @@ final class ExchangeExpressions {
         case "requestId" -> r.getId();
         default -> throw new AccessException("cannot read '" + name + "' of the request");
       };
-    }
-
-    @Override
-    protected String cookieName(HttpCookie cookie) {
-      return cookie.getName();
-    }
-
-    @Override
-    protected String cookieValue(HttpCookie cookie) {
-      return cookie.getValue();
     }
   }
 }

@@ -3,6 +3,7 @@ package dev.ratelimit.internal.http;
 import dev.ratelimit.internal.expression.ReadOnlyProperties;
 import java.security.Principal;
 import java.util.Set;
+import java.util.function.Function;
 import org.springframework.expression.AccessException;
 import org.springframework.expression.EvaluationContext;
 
@@ -18,15 +19,22 @@ import org.springframework.expression.EvaluationContext;
 public abstract class DoorProperties<R, C> extends ReadOnlyProperties {
   private final Class<R> requestType;
   private final Class<C> cookieType;
+  private final Function<C, String> cookieName;
+  private final Function<C, String> cookieValue;
   private final Set<String> names;
 
   /**
    * @param names the request's properties an expression may read
+   * @param cookieName a cookie's name
+   * @param cookieValue a cookie's value
    */
-  protected DoorProperties(Class<R> requestType, Class<C> cookieType, Set<String> names) {
+  protected DoorProperties(Class<R> requestType, Class<C> cookieType, Set<String> names,
+      Function<C, String> cookieName, Function<C, String> cookieValue) {
     this.requestType = requestType;
     this.cookieType = cookieType;
     this.names = Set.copyOf(names);
+    this.cookieName = cookieName;
+    this.cookieValue = cookieValue;
   }
 
   /** The request's properties an expression may read. */
@@ -36,12 +44,6 @@ public abstract class DoorProperties<R, C> extends ReadOnlyProperties {
 
   /** The request's property {@code name}, one of {@link #names()}. */
   protected abstract Object property(R request, String name) throws AccessException;
-
-  /** A cookie's name. */
-  protected abstract String cookieName(C cookie);
-
-  /** A cookie's value. */
-  protected abstract String cookieValue(C cookie);
 
   @Override
   public final boolean canRead(EvaluationContext context, Object target, String name) {
@@ -72,6 +74,6 @@ public abstract class DoorProperties<R, C> extends ReadOnlyProperties {
       return r.status();
     }
     C cookie = cookieType.cast(target);
-    return name.equals("name") ? cookieName(cookie) : cookieValue(cookie);
+    return name.equals("name") ? cookieName.apply(cookie) : cookieValue.apply(cookie);
   }
 }

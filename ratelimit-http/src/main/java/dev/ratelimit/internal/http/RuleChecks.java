@@ -81,22 +81,12 @@ public final class RuleChecks {
   /** The widest request's properties, never read: nothing is evaluated here. */
   private static final class Unread extends DoorProperties<Void, Void> {
     Unread() {
-      super(Void.class, Void.class, REQUEST_PROPERTIES);
+      super(Void.class, Void.class, REQUEST_PROPERTIES, cookie -> null, cookie -> null);
     }
 
     @Override
     protected Object property(Void request, String name) throws AccessException {
       throw new AccessException("cannot read '" + name + "'");
-    }
-
-    @Override
-    protected String cookieName(Void cookie) {
-      return null;
-    }
-
-    @Override
-    protected String cookieValue(Void cookie) {
-      return null;
     }
   }
 }
