@@ -10,6 +10,8 @@
 set -euo pipefail
 command_line="ratelimit-bench/front-door.sh${*:+ $*}"
 cd "$(dirname "$0")/.."
+# shellcheck source=front-door-common.sh
+source ratelimit-bench/front-door-common.sh
 
 all_rows=(none filter-memory annotation-memory filter-redis annotation-redis bucket4j-memory bucket4j-redis)
 rows=("${all_rows[@]}")
@@ -52,63 +54,20 @@ done
 for row in "${rows[@]}"; do
   [[ " ${all_rows[*]} " == *" $row "* ]] || { echo "unknown row '$row'; rows: ${all_rows[*]}" >&2; exit 2; }
 done
-# the policy's limit and window in seconds, for the check that no row admitted more than it allows
-read -r limit window_s < <(awk -v spec="$policy" 'BEGIN {
-  if (!match(spec, /^[0-9]+\/[0-9]*(ms|s|m|h|d)$/)) exit 1
-  split(spec, p, "/"); unit = p[2]; sub(/^[0-9]*/, "", unit); n = p[2]; sub(/[a-z]+$/, "", n); if (n == "") n = 1
-  f = unit == "ms" ? 0.001 : unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 86400
-  print p[1], n * f }') || { echo "--policy must be N/W such as 100/60s or 100/1m, was '$policy'" >&2; exit 2; }
+parse_policy
 
 needs_redis=false
 for row in "${rows[@]}"; do [[ $row == *-redis ]] && needs_redis=true; done
-for tool in java wrk curl $($needs_redis && echo redis-server); do
-  command -v "$tool" > /dev/null || { echo "$tool is not on PATH${tool/wrk/ (Debian: apt-get install -y wrk)}" >&2; exit 1; }
-done
+need_tools java wrk curl $($needs_redis && echo redis-server)
 
 if $build || [[ ! -f $jar ]]; then
   ./mvnw -B -q -pl ratelimit-bench/front-door -am -DskipTests package
 fi
 mkdir -p "$out"
 
-# Processes this script started, stopped by PID when it exits, however it exits.
-started=()
-stop() { # PID: SIGTERM, wait for it, and forget it (its number may be reused)
-  kill "$1" 2> /dev/null || true
-  wait "$1" 2> /dev/null || true
-  local keep=() pid
-  for pid in ${started[@]+"${started[@]}"}; do [[ $pid == "$1" ]] || keep+=("$pid"); done
-  started=(${keep[@]+"${keep[@]}"})
-}
-cleanup() { for pid in ${started[@]+"${started[@]}"}; do stop "$pid"; done; }
-trap cleanup EXIT
-
-free_port() {
-  local port
-  for _ in $(seq 1 50); do
-    port=$((20000 + RANDOM % 40000))
-    if ! (exec 3<> "/dev/tcp/127.0.0.1/$port") 2> /dev/null; then echo "$port"; return; fi
-  done
-  echo "no free loopback port found" >&2
-  return 1
-}
-
 redis_url=
 if $needs_redis; then
-  redis_port=$(free_port)
-  redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no --daemonize no \
-    --dir "$out" > "$out/redis.log" 2>&1 &
-  redis_pid=$!
-  started+=("$redis_pid")
-  for _ in $(seq 1 100); do
-    if (exec 3<> "/dev/tcp/127.0.0.1/$redis_port" && printf 'PING\r\n' >&3 && read -r -t 2 reply <&3 \
-        && [[ $reply == +PONG* ]]) 2> /dev/null; then
-      redis_url=redis://127.0.0.1:$redis_port
-      break
-    fi
-    kill -0 "$redis_pid" 2> /dev/null || break
-    sleep 0.1
-  done
-  [[ -n $redis_url ]] || { echo "redis-server did not start; its log:" >&2; tail -20 "$out/redis.log" >&2; exit 1; }
+  start_redis
 fi
 
 versions=
@@ -148,50 +107,15 @@ run_row() {
   code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/work?user=probe")
   [[ $code == 200 ]] || { echo "mode $row: GET /work answered $code, not 200" >&2; exit 1; }
 
-  wrk -t"$threads" -c"$connections" -d"${warmup}s" --timeout 5s -s "$lua" "http://127.0.0.1:$port" -- "$keys" w >> "$log" 2>&1
-  line=$(wrk -t"$threads" -c"$connections" -d"${seconds}s" --timeout 5s -s "$lua" "http://127.0.0.1:$port" \
-    -- "$keys" u 2>&1 | tee -a "$log" | grep '^front-door:') \
-    || { echo "wrk printed no result for $row; see $log" >&2; exit 1; }
-  stop "$pid"
-
-  local -A r
-  for field in ${line#front-door: }; do r[${field%%=*}]=${field#*=}; done
-  rps[$round,$row]=${r[rps]} p50[$round,$row]=${r[p50_us]} p99[$round,$row]=${r[p99_us]}
-  ok[$round,$row]=${r[2xx]} limited[$round,$row]=${r[429]}
-  if ((r[other] + r[socket_errors] > 0)); then
-    warnings+=("round $round, $row: ${r[other]} answers neither 2xx nor 429, ${r[socket_errors]} socket errors (see $log)")
-  fi
-  # each fresh key admits at most limit + limit * seconds / window; more means the limiter let
-  # requests through undecided (failed open)
-  local most
-  most=$(awk -v k="$keys" -v l="$limit" -v s="${r[seconds]}" -v w="$window_s" 'BEGIN { printf "%d", k * l * (1 + s / w) * 1.02 + 10 }')
-  if [[ $row != none ]] && ((r[2xx] > most)); then
-    warnings+=("round $round, $row: ${r[2xx]} answers 2xx, more than the policy admits ($most): did the limiter fail open? (see $log)")
-  fi
+  measure "$round" "$row" "$port" "$pid" "$log" "$([[ $row != none ]] && echo true || echo false)"
 }
 
-ms() { awk -v us="$1" 'BEGIN { printf "%.2f ms", us / 1000 }'; }
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%.6g", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { # ROUND ROW: req/s against the no-limiter row of the same round
   if [[ -n ${rps[$1,none]:-} ]]; then awk -v a="${rps[$1,$2]}" -v b="${rps[$1,none]}" 'BEGIN { printf "%.2f", a / b }'; else echo n/a; fi
 }
-header() {
-  echo "| row               |    req/s |        p50 |        p99 |       2xx |       429 | vs no limiter |"
-  echo "|-------------------|---------:|-----------:|-----------:|----------:|----------:|--------------:|"
-}
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-for round in $(seq 1 "$rounds"); do
-  order=("${rows[@]}")
-  if ((round % 2 == 0)); then # every other round backwards, so that no row always runs first or last
-    order=()
-    for ((i = ${#rows[@]} - 1; i >= 0; i--)); do order+=("${rows[i]}"); done
-  fi
-  for row in "${order[@]}"; do
-    echo "round $round/$rounds: $row (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-    run_row "$round" "$row"
-  done
-done
+run_rounds
 
 {
   echo "## Front-door benchmark"
@@ -206,35 +130,6 @@ done
     "policy $policy per user (a 429 once a user's quota is spent, so 2xx and 429 say what was measured);" \
     "Redis rows: near-cache $([[ $near_cache == true ]] && echo on || echo off), fresh keys per row"
   echo "- latency is wrk's (closed loop: each connection waits for its answer); ratios are within a round"
-  for round in $(seq 1 "$rounds"); do
-    echo
-    echo "Round $round$( ((round % 2 == 0)) && echo ' (rows run bottom to top)')"
-    echo
-    header
-    for row in "${rows[@]}"; do
-      printf '| %-17s | %8.0f | %10s | %10s | %9d | %9d | %13s |\n' "$row" "${rps[$round,$row]}" \
-        "$(ms "${p50[$round,$row]}")" "$(ms "${p99[$round,$row]}")" "${ok[$round,$row]}" "${limited[$round,$row]}" \
-        "$(ratio "$round" "$row")"
-    done
-  done
-  echo
-  echo "Medians of $rounds round(s) (the ratio: the median of the rounds' ratios)"
-  echo
-  header
-  for row in "${rows[@]}"; do
-    r=() a=() b=() c=() d=() q=()
-    for round in $(seq 1 "$rounds"); do
-      r+=("${rps[$round,$row]}") a+=("${p50[$round,$row]}") b+=("${p99[$round,$row]}")
-      c+=("${ok[$round,$row]}") d+=("${limited[$round,$row]}") q+=("$(ratio "$round" "$row")")
-    done
-    ratio_median=n/a
-    [[ ${q[0]} != n/a ]] && ratio_median=$(awk -v m="$(median "${q[@]}")" 'BEGIN { printf "%.2f", m }')
-    printf '| %-17s | %8.0f | %10s | %10s | %9.0f | %9.0f | %13s |\n' "$row" "$(median "${r[@]}")" \
-      "$(ms "$(median "${a[@]}")")" "$(ms "$(median "${b[@]}")")" "$(median "${c[@]}")" "$(median "${d[@]}")" "$ratio_median"
-  done
-  if ((${#warnings[@]})); then
-    echo
-    printf -- '- WARNING: %s\n' "${warnings[@]}"
-  fi
+  print_tables 17
 } | tee "$out/report.md"
 echo "raw output in $out" >&2
