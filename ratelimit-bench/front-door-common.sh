@@ -1,7 +1,7 @@
 # Sourced by front-door.sh and reactive-front-door.sh: what both benchmarks do alike. It reads and
-# sets the caller's globals: policy (in), limit and window_s (parse_policy), out, started,
-# redis_port and redis_url (start_redis), threads, connections, warmup, seconds, keys, lua, and the
-# rps/p50/p99/ok/limited arrays and warnings that measure fills.
+# sets the caller's globals: the options (parse_options), limit and window_s (parse_policy), out,
+# started, redis_port and redis_url (start_redis), lua, and the rps/p50/p99/ok/limited arrays and
+# warnings that measure fills; the caller defines usage, run_row and ratio.
 
 # policy N/W -> limit and window_s, for the check that no row admitted more than it allows
 parse_policy() {
@@ -10,6 +10,29 @@ parse_policy() {
     split(spec, p, "/"); unit = p[2]; sub(/^[0-9]*/, "", unit); n = p[2]; sub(/[a-z]+$/, "", n); if (n == "") n = 1
     f = unit == "ms" ? 0.001 : unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 86400
     print p[1], n * f }') || { echo "--policy must be N/W such as 100/60s or 100/1m, was '$policy'" >&2; exit 2; }
+}
+
+# parse_options ARG...: the options both scripts take (usage is the caller's), into seconds, warmup,
+# rounds, connections, threads, keys, policy (then limit, window_s), rows, near_cache and build
+parse_options() {
+  local row
+  while (($#)); do
+    case $1 in
+      --seconds | --warmup | --rounds | --connections | --threads | --keys)
+        [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "$1 needs a whole number of at least 1, was '${2:-}'" >&2; exit 2; }
+        declare -g "${1#--}=$2"; shift 2 ;;
+      --policy) policy=${2:?--policy needs N/W, e.g. 100/60s}; shift 2 ;;
+      --rows) IFS=, read -ra rows <<< "${2:?--rows needs a comma-separated list}"; shift 2 ;;
+      --near-cache) near_cache=true; shift ;;
+      --no-build) build=false; shift ;;
+      -h | --help) usage; exit 0 ;;
+      *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
+    esac
+  done
+  for row in "${rows[@]}"; do
+    [[ " ${all_rows[*]} " == *" $row "* ]] || { echo "unknown row '$row'; rows: ${all_rows[*]}" >&2; exit 2; }
+  done
+  parse_policy
 }
 
 need_tools() { # TOOL...: each on PATH, or exit

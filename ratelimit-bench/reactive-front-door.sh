@@ -43,23 +43,7 @@ JVM options of the application: FRONT_DOOR_JAVA_OPTS (default "$java_opts").
 EOF
 }
 
-while (($#)); do
-  case $1 in
-    --seconds | --warmup | --rounds | --connections | --threads | --keys)
-      [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || { echo "$1 needs a whole number of at least 1, was '${2:-}'" >&2; exit 2; }
-      declare "${1#--}=$2"; shift 2 ;;
-    --policy) policy=${2:?--policy needs N/W, e.g. 100/60s}; shift 2 ;;
-    --rows) IFS=, read -ra rows <<< "${2:?--rows needs a comma-separated list}"; shift 2 ;;
-    --near-cache) near_cache=true; shift ;;
-    --no-build) build=false; shift ;;
-    -h | --help) usage; exit 0 ;;
-    *) echo "unknown option: $1" >&2; usage >&2; exit 2 ;;
-  esac
-done
-for row in "${rows[@]}"; do
-  [[ " ${all_rows[*]} " == *" $row "* ]] || { echo "unknown row '$row'; rows: ${all_rows[*]}" >&2; exit 2; }
-done
-parse_policy
+parse_options "$@"
 
 [[ $window_s =~ ^[1-9][0-9]*$ ]] || { echo "--policy needs a window of whole seconds (the RedisRateLimiter's unit), was '$policy'" >&2; exit 2; }
 needs_redis=true
