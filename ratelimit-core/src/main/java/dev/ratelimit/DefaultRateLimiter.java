@@ -76,6 +76,8 @@ final class DefaultRateLimiter implements RateLimiter {
    * policy. {@link #tryAcquire} then asks it for the answer alone.
    */
   private final InMemoryBackend plainBackend;
+  /** Reserves and settles reservations. */
+  private final Reservations reservations;
 
   DefaultRateLimiter(Settings s) {
     this.clock = s.clock();
@@ -99,6 +101,8 @@ final class DefaultRateLimiter implements RateLimiter {
     boolean plain = backend instanceof InMemoryBackend && !asyncCheck && nearCache == null
         && listener == RateLimitListener.NONE && !reports.shadows();
     this.plainBackend = plain ? (InMemoryBackend) backend : null;
+    this.reservations = new Reservations(backend, calls, reports, failures, fallback, nearCache, this::nowMicros,
+        timeoutNanos);
   }
 
   /**
@@ -245,7 +249,7 @@ final class DefaultRateLimiter implements RateLimiter {
         return plainBackend.checkAll(key, ps, cost, now);
       } catch (RuntimeException e) { // a bug in the backend: reported, and the failure mode decides
         calls.settle(CircuitBreaker.CALL, 0, null, e);
-        return resolve(ps, POLICY, failedAll(key, ps, cost, now),
+        return reports.resolve(ps, POLICY, failedAll(key, ps, cost, now),
             enforced -> failedAll(key, enforced, cost, now), enforced -> failedAll(key, enforced, cost, now));
       }
     }
@@ -255,7 +259,7 @@ final class DefaultRateLimiter implements RateLimiter {
     MultiDecision local = nearCache == null ? null : nearCache.answerAll(nearKey, ps, cost, now);
     Judged first = local != null ? Judged.of(local, Source.NEAR_CACHE)
         : backendAll(key, nearKey, ps, cost, now, start, deadline);
-    return resolve(ps, POLICY, first,
+    return reports.resolve(ps, POLICY, first,
         // the enforced policies again; not sent once the first call has used the whole timeout (it
         // could consume while the failure mode decides), as a queued check past its deadline is not
         enforced -> deadline - System.nanoTime() > 0
@@ -312,14 +316,14 @@ final class DefaultRateLimiter implements RateLimiter {
     return first.thenCompose(judged -> {
       List<P> enforced = rerunFor(pairs, policyOf, judged);
       if (enforced == null) {
-        return CompletableFuture.completedFuture(resolve(pairs, policyOf, judged, null, null));
+        return CompletableFuture.completedFuture(reports.resolve(pairs, policyOf, judged, null, null));
       }
       // as checkAll: the enforced pairs again, from the same source, never past the deadline
       CompletableFuture<Judged> again = judged.source() == Source.FAILURE || judged.source() == Source.FALLBACK
           || deadline - System.nanoTime() <= 0
           ? CompletableFuture.completedFuture(failed.apply(enforced))
           : againOnBackend.apply(enforced);
-      return again.thenApply(second -> resolve(pairs, policyOf, judged, e -> second, e -> second));
+      return again.thenApply(second -> reports.resolve(pairs, policyOf, judged, e -> second, e -> second));
     }).exceptionally(e -> { // never happens by design; should it, the caller must still get an answer
       calls.logError("checkAllAsync could not complete normally; FAIL_OPEN decides", e);
       List<Decision> open = new ArrayList<>(pairs.size());
@@ -383,7 +387,7 @@ final class DefaultRateLimiter implements RateLimiter {
     long now = nowMicros();
     long start = System.nanoTime();
     long deadline = start + timeoutNanos;
-    return resolve(cs, PAIR_POLICY, backendAcross(cs, cost, now, start, deadline),
+    return reports.resolve(cs, PAIR_POLICY, backendAcross(cs, cost, now, start, deadline),
         // as checkAll(key, ...): not sent again once the first call has used the whole timeout
         enforced -> deadline - System.nanoTime() > 0
             ? backendAcross(enforced, cost, now, System.nanoTime(), deadline)
@@ -516,60 +520,11 @@ final class DefaultRateLimiter implements RateLimiter {
     return failures.all(policies, POLICY, () -> fallback.checkAll(key, policies, cost, now));
   }
 
-  /**
-   * Applies shadow mode to an all-or-nothing answer and reports every policy's outcome. When only
-   * shadow policies denied, nothing was consumed for the enforced ones: they are checked again,
-   * alone, from the same source ({@code rerunOnBackend} for the backend's answer, else
-   * {@code rerunOnFailure}).
-   */
-  private <P> MultiDecision resolve(List<P> pairs, Function<? super P, Policy> policyOf, Judged first,
-      Function<List<P>, Judged> rerunOnBackend, Function<List<P>, Judged> rerunOnFailure) {
-    int n = pairs.size();
-    Decision[] decisions = first.decisions();
-    Source[] sources = new Source[n];
-    Arrays.fill(sources, first.source());
-    boolean[] shadowed = new boolean[n];
-    boolean allowed = first.allowed();
-    if (!allowed) {
-      boolean enforcedDenied = false;
-      for (int i = 0; i < n; i++) {
-        if (!decisions[i].allowed()) {
-          if (reports.isShadow(policyOf.apply(pairs.get(i)))) {
-            shadowed[i] = true;
-          } else {
-            enforcedDenied = true;
-          }
-        }
-      }
-      if (!enforcedDenied) { // only shadow policies denied: see rerunFor
-        List<P> enforced = new ArrayList<>(n);
-        int[] at = new int[n];
-        for (int i = 0; i < n; i++) {
-          if (!reports.isShadow(policyOf.apply(pairs.get(i)))) {
-            at[enforced.size()] = i;
-            enforced.add(pairs.get(i));
-          }
-        }
-        if (enforced.isEmpty()) {
-          allowed = true;
-        } else {
-          Judged again = (first.source() == Source.FAILURE || first.source() == Source.FALLBACK
-              ? rerunOnFailure : rerunOnBackend).apply(enforced);
-          for (int j = 0; j < enforced.size(); j++) {
-            decisions[at[j]] = again.decisions()[j];
-            sources[at[j]] = again.source();
-          }
-          allowed = again.allowed();
-        }
-      }
-    }
-    List<Decision> result = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
-      Policy policy = policyOf.apply(pairs.get(i));
-      Decision d = decisions[i];
-      result.add(shadowed[i] ? reports.shadowed(policy, d, sources[i]) : reports.report(policy, d, sources[i]));
-    }
-    return new MultiDecision(allowed, result);
+  // ---------------------------------------------------------------------------------- reserve
+
+  @Override
+  public Reservation reserve(String key, List<Policy> policies, long estimate) {
+    return reservations.reserve(key, policies, estimate);
   }
 
   // ---------------------------------------------------------------------------------- inspect, reset

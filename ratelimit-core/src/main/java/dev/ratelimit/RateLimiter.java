@@ -219,6 +219,31 @@ public interface RateLimiter extends AutoCloseable {
   }
 
   /**
+   * Takes {@code estimate} units of {@code policy} now for work whose true cost is known only when
+   * it ends; settle the {@link Reservation} with {@link Reservation#commit} or {@link
+   * Reservation#cancel}. Decided exactly as {@code check(key, policy, estimate)} would be, and
+   * reported and bounded by the failure mode as that check; a refused reservation takes nothing.
+   *
+   * @throws IllegalArgumentException for bad input, as {@link #check(String, Policy, long)}
+   * @throws UnsupportedOperationException when the backend does not take reservations
+   */
+  default Reservation reserve(String key, Policy policy, long estimate) {
+    return reserve(key, java.util.Collections.singletonList(policy), estimate);
+  }
+
+  /**
+   * Takes {@code estimate} units of every policy of {@code key}, all or nothing, as {@link
+   * #checkAll(String, List, long)} would; settled once for all of them. The default, for
+   * implementations other than the built one, throws {@link UnsupportedOperationException}.
+   *
+   * @throws IllegalArgumentException for bad input, as {@link #checkAll(String, List, long)}
+   * @throws UnsupportedOperationException when the backend does not take reservations
+   */
+  default Reservation reserve(String key, List<Policy> policies, long estimate) {
+    throw new UnsupportedOperationException(getClass().getName() + " does not take reservations");
+  }
+
+  /**
    * The state of {@code key} now, as the decision a cost-1 check would get, consuming nothing and
    * writing nothing; {@code remaining} is what is available now. Calls the backend directly: a
    * backend failure is thrown to the caller, and the circuit breaker neither sees nor skips it.

@@ -4,9 +4,13 @@ import dev.ratelimit.RateLimitListener.Outcome;
 import dev.ratelimit.internal.LogThrottle;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
@@ -130,5 +134,61 @@ final class Reports {
 
   Decision failClosed(Policy policy) {
     return new Decision(policy, false, -1, failClosedRetryAfter, failClosedRetryAfter, Duration.ZERO);
+  }
+
+  /**
+   * Applies shadow mode to an all-or-nothing answer and reports every policy's outcome. When only
+   * shadow policies denied, nothing was consumed for the enforced ones: they are checked again,
+   * alone, from the same source ({@code rerunOnBackend} for the backend's answer, else
+   * {@code rerunOnFailure}).
+   */
+  <P> MultiDecision resolve(List<P> pairs, Function<? super P, Policy> policyOf, Judged first,
+      Function<List<P>, Judged> rerunOnBackend, Function<List<P>, Judged> rerunOnFailure) {
+    int n = pairs.size();
+    Decision[] decisions = first.decisions();
+    Source[] sources = new Source[n];
+    Arrays.fill(sources, first.source());
+    boolean[] shadowed = new boolean[n];
+    boolean allowed = first.allowed();
+    if (!allowed) {
+      boolean enforcedDenied = false;
+      for (int i = 0; i < n; i++) {
+        if (!decisions[i].allowed()) {
+          if (isShadow(policyOf.apply(pairs.get(i)))) {
+            shadowed[i] = true;
+          } else {
+            enforcedDenied = true;
+          }
+        }
+      }
+      if (!enforcedDenied) { // only shadow policies denied: see rerunFor
+        List<P> enforced = new ArrayList<>(n);
+        int[] at = new int[n];
+        for (int i = 0; i < n; i++) {
+          if (!isShadow(policyOf.apply(pairs.get(i)))) {
+            at[enforced.size()] = i;
+            enforced.add(pairs.get(i));
+          }
+        }
+        if (enforced.isEmpty()) {
+          allowed = true;
+        } else {
+          Judged again = (first.source() == Source.FAILURE || first.source() == Source.FALLBACK
+              ? rerunOnFailure : rerunOnBackend).apply(enforced);
+          for (int j = 0; j < enforced.size(); j++) {
+            decisions[at[j]] = again.decisions()[j];
+            sources[at[j]] = again.source();
+          }
+          allowed = again.allowed();
+        }
+      }
+    }
+    List<Decision> result = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      Policy policy = policyOf.apply(pairs.get(i));
+      Decision d = decisions[i];
+      result.add(shadowed[i] ? shadowed(policy, d, sources[i]) : report(policy, d, sources[i]));
+    }
+    return new MultiDecision(allowed, result);
   }
 }

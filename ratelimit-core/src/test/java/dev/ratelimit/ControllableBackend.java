@@ -26,6 +26,8 @@ final class ControllableBackend implements Backend {
   final AtomicInteger checkCalls = new AtomicInteger();
   final AtomicInteger checkAllCalls = new AtomicInteger();
   final AtomicInteger acrossCalls = new AtomicInteger();
+  final AtomicInteger reserveCalls = new AtomicInteger();
+  final AtomicInteger settleCalls = new AtomicInteger();
   /** How long a {@link Mode#SLOW} call takes before it answers, in the caller's thread (ms of real time). */
   volatile long slowMillis = 100;
   /** Answers held back by {@link Mode#HANG}: completing one lets the call finish. */
@@ -41,6 +43,10 @@ final class ControllableBackend implements Backend {
       checkAllCalls.incrementAndGet();
     } else if (command instanceof Command.CheckAcross c) {
       acrossCalls.incrementAndGet();
+    } else if (command instanceof Command.Reserve c) {
+      reserveCalls.incrementAndGet();
+    } else if (command instanceof Command.GiveBack || command instanceof Command.Charge) {
+      settleCalls.incrementAndGet();
     } else {
       throw new AssertionError("the limiter calls execute for " + command);
     }
@@ -54,6 +60,11 @@ final class ControllableBackend implements Backend {
 
   @Override
   public boolean checksAcrossKeys() {
+    return true;
+  }
+
+  @Override
+  public boolean reserves() {
     return true;
   }
 

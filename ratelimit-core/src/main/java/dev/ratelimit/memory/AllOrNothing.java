@@ -5,6 +5,7 @@ import dev.ratelimit.KeyedPolicy;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.spi.Keys;
+import dev.ratelimit.spi.Mark;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -21,6 +22,16 @@ final class AllOrNothing {
   }
 
   MultiDecision checkAll(String rawKey, List<Policy> policies, long cost, long nowMicros) {
+    return checkAll(rawKey, policies, cost, nowMicros, null, 0);
+  }
+
+  /**
+   * {@link #checkAll}, and when allowed and {@code marks} is given, each state records the
+   * consumption as a reservation (ledger {@code ledgerId} if it opens one) and its mark lands in
+   * {@code marks}.
+   */
+  MultiDecision checkAll(String rawKey, List<Policy> policies, long cost, long nowMicros, Mark[] marks,
+      long ledgerId) {
     String key = Keys.bounded(rawKey);
     store.clock.observeExactly(nowMicros);
     for (;;) {
@@ -33,7 +44,7 @@ final class AllOrNothing {
       MultiDecision result;
       entry.lock();
       try {
-        result = checkAllLocked(key, entry, created, policies, cost, nowMicros);
+        result = checkAllLocked(key, entry, created, policies, cost, nowMicros, marks, ledgerId);
       } finally {
         entry.unlock();
       }
@@ -45,7 +56,7 @@ final class AllOrNothing {
 
   /** {@link #checkAll} on {@code entry}, its lock held; null when it must run again. */
   private MultiDecision checkAllLocked(String key, State entry, boolean created, List<Policy> policies,
-      long cost, long nowMicros) {
+      long cost, long nowMicros, Mark[] marks, long ledgerId) {
     if (entry.removed || (!created && store.dropIfExpired(key, entry))) {
       return null;
     }
@@ -80,6 +91,9 @@ final class AllOrNothing {
     for (int i = 0; i < size; i++) {
       Policy policy = policies.get(i);
       decisions[i] = State.check(found[i], policy, nowMicros, cost, true);
+      if (marks != null) {
+        marks[i] = found[i].reserved(policy, nowMicros, ledgerId);
+      }
       if (fresh[i]) {
         if (!holdsNew) {
           continue; // decided as a fresh state, not store.kept: the store.kept states fill the bound

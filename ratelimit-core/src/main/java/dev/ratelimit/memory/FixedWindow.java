@@ -2,6 +2,7 @@ package dev.ratelimit.memory;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
+import dev.ratelimit.spi.Mark;
 
 /**
  * FIXED_WINDOW: a count {@code n} for the window starting at {@code s}; twin of fixed_window.lua.
@@ -55,6 +56,40 @@ final class FixedWindow extends State {
       return DENIED;
     }
     return Decision.denied(p, Math.max(0, limit - n), windowEnd, windowEnd);
+  }
+
+  /** The window a check at {@code t} counts in: its own, or the key's newer one. */
+  private long effectiveStart(long t, long window) {
+    return Math.max(windowStart(t, window, start, startWindow), start);
+  }
+
+  /** Mark: the window the reservation counted in. */
+  @Override
+  Mark reserved(Policy p, long t, long ledgerId) {
+    ledger = Ledger.open(ledger, ledgerId, t, start + p.windowMicros());
+    return new Mark(start, 0, ledger.id);
+  }
+
+  /** Gives back into the reservation's window while it is the current one; an ended window takes nothing. */
+  @Override
+  void giveBack(Policy p, long t, long units, Mark mark) {
+    if (Ledger.holds(ledger, mark, t) && start == mark.at() && effectiveStart(t, p.windowMicros()) == start) {
+      count = Math.max(0, count - units);
+    }
+    expiresAt = computeExpiresAt(p);
+  }
+
+  @Override
+  void charge(Policy p, long t, long units) {
+    long window = p.windowMicros();
+    long s = effectiveStart(t, window);
+    if (start != s) {
+      start = s;
+      startWindow = window;
+      count = 0;
+    }
+    count = Math.min(Ledger.MAX_COUNT, count + units);
+    expiresAt = s + window;
   }
 
   /** Snapshot: {@code [windowStart, count]}. */

@@ -3,6 +3,7 @@ package dev.ratelimit.memory;
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
+import dev.ratelimit.spi.Mark;
 
 /**
  * GCRA and LEAKY_BUCKET: the theoretical arrival time {@code tat}. The emission interval
@@ -101,6 +102,60 @@ final class Gcra extends State {
     long retryAfter = au - t + (af > 0 ? 1 : 0);
     return Decision.denied(p, available(t, tu, tf, p.limit(), p.burst(), q, r, p.windowMicros()),
         retryAfter, resetAfter(tu, tf, t));
+  }
+
+  /** Mark: {@code tat + given} (see {@link Ledger}). */
+  @Override
+  Mark reserved(Policy p, long t, long ledgerId) {
+    ledger = Ledger.open(ledger, ledgerId, t, tatUs + (tatFrac > 0 ? 1 : 0));
+    return ledger.mark(tatUs, tatFrac, p.limit());
+  }
+
+  /** Lowers tat by what {@link Ledger#credit} allows; tat stays at or after {@code t}. */
+  @Override
+  void giveBack(Policy p, long t, long units, Mark mark) {
+    long limit = p.limit();
+    long g = Ledger.holds(ledger, mark, t) ? ledger.credit(mark, t, units, p.windowMicros(), limit) : 0;
+    if (g > 0) {
+      tatUs -= g / limit;
+      tatFrac -= g % limit;
+      if (tatFrac < 0) {
+        tatUs--;
+        tatFrac += limit;
+      }
+      ledger.given(g, limit);
+    }
+    expiresAt = computeExpiresAt(p);
+  }
+
+  /**
+   * {@code tat = max(tat, t) + units·T}, whatever the limit; at most {@code 2^52 / W} units per
+   * charge ({@code units·W} exact), and tat at most {@link Ledger#MAX_DEBT_MICROS} past {@code t}.
+   */
+  @Override
+  void charge(Policy p, long t, long units) {
+    long window = p.windowMicros();
+    long limit = p.limit();
+    long tu = tatUs;
+    long tf = tatFrac;
+    if (tu < t) {
+      tu = t;
+      tf = 0;
+    }
+    long credits = Math.min(units, Ledger.MAX_COUNT / window) * window; // units·T in 1/L µs
+    long nu = tu + credits / limit;
+    long nf = tf + credits % limit;
+    if (nf >= limit) {
+      nu++;
+      nf -= limit;
+    }
+    if (nu - t > Ledger.MAX_DEBT_MICROS) {
+      nu = t + Ledger.MAX_DEBT_MICROS;
+      nf = 0;
+    }
+    tatUs = nu;
+    tatFrac = nf;
+    expiresAt = computeExpiresAt(p);
   }
 
   /** For tests: {@code [tatMicros, tatFraction]}, what {@link #restore} takes. */

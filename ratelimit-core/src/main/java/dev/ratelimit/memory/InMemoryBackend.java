@@ -16,9 +16,12 @@ import dev.ratelimit.internal.LogThrottle;
 import dev.ratelimit.spi.Backend;
 import dev.ratelimit.spi.Command;
 import dev.ratelimit.spi.Evaluation;
+import dev.ratelimit.spi.Mark;
 import dev.ratelimit.spi.MultiEvaluation;
+import dev.ratelimit.spi.Reserved;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -116,6 +119,7 @@ public final class InMemoryBackend implements Backend {
   private volatile long resetsDone;
 
   private final AllOrNothing allOrNothing = new AllOrNothing(this);
+  private final Settlements settlements = new Settlements(this);
 
   private InMemoryBackend(long maximumKeys, LongSupplier nanoTime) {
     this.maximumKeys = maximumKeys;
@@ -202,9 +206,32 @@ public final class InMemoryBackend implements Backend {
     if (command instanceof Command.Inspect c) {
       return (R) inspect(c.key(), c.policy(), c.cost(), c.nowMicros());
     }
+    if (command instanceof Command.Reserve c) {
+      Mark[] marks = new Mark[c.policies().size()];
+      MultiDecision d = allOrNothing.checkAll(c.key(), c.policies(), c.cost(), c.nowMicros(), marks, c.ledger());
+      return (R) new Reserved(d, d.allowed() ? Arrays.asList(marks) : List.of(), c.nowMicros());
+    }
+    if (command instanceof Command.GiveBack c) {
+      for (int i = 0; i < c.policies().size(); i++) {
+        settlements.giveBack(c.key(), c.policies().get(i), c.units(), c.marks().get(i), c.nowMicros());
+      }
+      return null;
+    }
+    if (command instanceof Command.Charge c) {
+      for (Policy policy : c.policies()) {
+        settlements.charge(c.key(), policy, c.units(), c.nowMicros());
+      }
+      return null;
+    }
     Command.Reset c = (Command.Reset) command;
     reset(c.key(), c.policy(), c.nowMicros());
     return null;
+  }
+
+  /** True: reservations, their give-backs and charges, on every algorithm. */
+  @Override
+  public boolean reserves() {
+    return true;
   }
 
   /** True: pairs of different keys are checked together, under every key's lock. */

@@ -2,6 +2,7 @@ package dev.ratelimit.memory;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
+import dev.ratelimit.spi.Mark;
 import java.util.Arrays;
 
 /**
@@ -76,6 +77,64 @@ final class SlidingLog extends State {
     long retryAfter = at(expired + (int) need - 1) + window - t;
     long resetAfter = newest + window - t;
     return Decision.denied(p, Math.max(0, limit - n), retryAfter, resetAfter);
+  }
+
+  /** Mark: the time the reservation's entries were logged at. */
+  @Override
+  Mark reserved(Policy p, long t, long ledgerId) {
+    ledger = Ledger.open(ledger, ledgerId, t, t + p.windowMicros());
+    return new Mark(t, 0, ledger.id);
+  }
+
+  /**
+   * Removes up to {@code units} entries logged at the reservation's time while they are in the
+   * window: entries of one time are alike, so these are the reservation's own or as good.
+   */
+  @Override
+  void giveBack(Policy p, long t, long units, Mark mark) {
+    long at = mark.at();
+    if (Ledger.holds(ledger, mark, t) && at > t - p.windowMicros()) {
+      int first = 0;
+      while (first < size && at(first) < at) {
+        first++;
+      }
+      int end = first;
+      while (end < size && at(end) == at) {
+        end++;
+      }
+      int removed = (int) Math.min(units, end - first);
+      for (int i = end; i < size; i++) {
+        log[slot(head + i - removed)] = log[slot(head + i)];
+      }
+      size -= removed;
+      newest = size == 0 ? 0 : at(size - 1);
+      last = null;
+    }
+    expiresAt = computeExpiresAt(p);
+  }
+
+  /**
+   * Logs {@code units} entries at {@code t} whatever the limit, keeping the newest {@code limit}:
+   * with the log full, the oldest entries decide nothing that the newest do not (a check passes
+   * only once the log holds fewer than {@code limit}, and waits for the same entries to leave).
+   */
+  @Override
+  void charge(Policy p, long t, long units) {
+    long window = p.windowMicros();
+    long limit = p.limit();
+    int expired = 0;
+    while (expired < size && at(expired) <= t - window) {
+      expired++;
+    }
+    drop(expired);
+    int added = (int) Math.min(units, limit);
+    int over = size + added - (int) limit;
+    if (over > 0) {
+      drop(over);
+    }
+    append(t, added, limit);
+    last = null;
+    expiresAt = computeExpiresAt(p);
   }
 
   /** Snapshot: the timestamps of the units in the window, oldest first. */

@@ -2,6 +2,7 @@ package dev.ratelimit.memory;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
+import dev.ratelimit.spi.Mark;
 
 /**
  * SLIDING_WINDOW (counter): the previous window's count {@code p} weighted by the part of it still
@@ -72,6 +73,49 @@ final class SlidingWindow extends State {
     long remaining = Math.max(0, limit - n - ceilDiv(weighted, window));
     long resetAfter = n > 0 ? s + 2 * window - t : s + window - t;
     return Decision.denied(p, remaining, retryAt(s, window, limit, prev, n, c) - t, resetAfter);
+  }
+
+  /** The window a check at {@code t} counts in: its own, or the key's newer one. */
+  private long effectiveStart(long t, long window) {
+    return Math.max(windowStart(t, window, start, startWindow), start);
+  }
+
+  /** Mark: the window the reservation counted in. */
+  @Override
+  Mark reserved(Policy p, long t, long ledgerId) {
+    ledger = Ledger.open(ledger, ledgerId, t, start + p.windowMicros());
+    return new Mark(start, 0, ledger.id);
+  }
+
+  /**
+   * Gives back into the reservation's window while it is the current one; once it is the previous
+   * window (weighted, decaying) or older, it takes nothing.
+   */
+  @Override
+  void giveBack(Policy p, long t, long units, Mark mark) {
+    if (Ledger.holds(ledger, mark, t) && start == mark.at() && effectiveStart(t, p.windowMicros()) == start) {
+      current = Math.max(0, current - units);
+    }
+    expiresAt = computeExpiresAt(p);
+  }
+
+  /**
+   * Counts {@code units} in the current window, up to twice the limit: the estimate's arithmetic
+   * ({@code previous·W}) stays exact in Lua's doubles, and a debt of a whole window more already
+   * denies every check until the next window but one.
+   */
+  @Override
+  void charge(Policy p, long t, long units) {
+    long window = p.windowMicros();
+    long s = effectiveStart(t, window);
+    if (start != s) {
+      previous = start == s - window ? current : 0;
+      current = 0;
+      start = s;
+      startWindow = window;
+    }
+    current = Math.min(2 * p.limit(), current + Math.min(units, 2 * p.limit()));
+    expiresAt = s + 2 * window;
   }
 
   /** Snapshot: {@code [windowStart, previousCount, currentCount]}. */

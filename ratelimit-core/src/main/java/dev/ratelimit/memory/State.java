@@ -2,6 +2,7 @@ package dev.ratelimit.memory;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
+import dev.ratelimit.spi.Mark;
 import java.time.Duration;
 
 /**
@@ -23,6 +24,8 @@ abstract class State extends Entry {
   dev.ratelimit.Algorithm algorithm;
   /** The next state of the same key (another policy), or null. */
   State next;
+  /** The reservations recorded in this state, or null while there are none (see {@link Ledger}). */
+  Ledger ledger;
 
   /** Makes this state the first of a new key's, for {@code policy}: the key's entry. */
   void adopt(Policy policy) {
@@ -64,6 +67,7 @@ abstract class State extends Entry {
       if (s.algorithm == policy.algorithm() && s.policyName.equals(policy.name())) {
         if (previous == null) {
           expiresAt = VACANT;
+          ledger = null;
           clear();
         } else {
           previous.next = s.next;
@@ -108,6 +112,24 @@ abstract class State extends Entry {
    * {@code allowed()} means anything: nothing is computed or allocated for the rest of a decision.
    */
   abstract Decision check(Policy p, long t, long c, boolean consume, boolean detailed);
+
+  /**
+   * Records that the check just made at {@code t} consumed for a reservation: opens (or renews) the
+   * state's {@link #ledger}, named {@code ledgerId} if new, and answers where the units went.
+   */
+  abstract Mark reserved(Policy p, long t, long ledgerId);
+
+  /**
+   * Gives back up to {@code units} of the reservation {@code mark} at {@code t}, as the algorithm's
+   * rule allows (ARCHITECTURE §4, {@link Ledger}): possibly none. Sets {@link #expiresAt}.
+   */
+  abstract void giveBack(Policy p, long t, long units, Mark mark);
+
+  /**
+   * Consumes {@code units} at {@code t} whatever the limit (work already done), into debt bounded
+   * by {@link Ledger#MAX_DEBT_MICROS} or {@link Ledger#MAX_COUNT}. Sets {@link #expiresAt}.
+   */
+  abstract void charge(Policy p, long t, long units);
 
   /** The answer of a check made without {@code detailed} that passed; never handed to a caller. */
   static final Decision ALLOWED = Decision.allowed(answerOnly(), 0, 0, 0);

@@ -2,11 +2,13 @@ package dev.ratelimit.memory;
 
 import dev.ratelimit.Decision;
 import dev.ratelimit.Policy;
+import dev.ratelimit.spi.Mark;
 
 /**
  * TOKEN_BUCKET: capacity B, refilled at L per W. Tokens are kept in credits of 1/W token, so the
  * refill is exactly L credits per µs and a unit costs W credits: no rounding, no drift. A new
- * bucket is full. Twin of token_bucket.lua.
+ * bucket is full. Twin of token_bucket.lua. A forced {@link #charge} may leave credits below 0 (a
+ * debt), down to {@code -2^52}.
  */
 final class TokenBucket extends State {
   private long credits;
@@ -16,10 +18,13 @@ final class TokenBucket extends State {
     clear();
   }
 
+  /** {@link #last} of a bucket that never consumed (a full one). */
+  private static final long FRESH = Long.MIN_VALUE;
+
   @Override
   void clear() {
-    credits = -1;
-    last = 0;
+    credits = 0;
+    last = FRESH;
   }
 
   @Override
@@ -27,7 +32,7 @@ final class TokenBucket extends State {
     long window = p.windowMicros();
     long limit = p.limit();
     long capacity = p.burst() * window;
-    boolean fresh = credits < 0;
+    boolean fresh = last == FRESH;
     long tokens = capacity;
     long lag = 0; // a late check (t before the last refill): the bucket refills from last, not from t
     if (!fresh) {
@@ -56,7 +61,7 @@ final class TokenBucket extends State {
     if (!detailed) {
       return DENIED;
     }
-    return Decision.denied(p, tokens / window, lag + ceilDiv(need - tokens, limit),
+    return Decision.denied(p, Math.max(0, tokens) / window, lag + ceilDiv(need - tokens, limit),
         lag + ceilDiv(capacity - tokens, limit));
   }
 
@@ -69,6 +74,60 @@ final class TokenBucket extends State {
     return Math.multiplyHigh(elapsed, limit) != 0 || credited < 0 || credited > missing;
   }
 
+  /** The tokens at {@code max(t, last)}, in credits, as a check counts them; changes nothing. */
+  private long tokensAt(long t, long capacity, long limit) {
+    if (last == FRESH) {
+      return capacity;
+    }
+    long elapsed = Math.max(0, t - last);
+    long missing = capacity - credits;
+    return missing <= 0 || refills(elapsed, limit, missing) ? capacity : credits + elapsed * limit;
+  }
+
+  /**
+   * Mark: as GCRA's, {@code tat + given}, for the bucket's equivalent {@code tat = last +
+   * (capacity − credits)/L} (a credit is 1/L µs of it).
+   */
+  @Override
+  Mark reserved(Policy p, long t, long ledgerId) {
+    long limit = p.limit();
+    long missing = p.burst() * p.windowMicros() - credits; // >= 0 after a check
+    long tatUs = last + missing / limit;
+    long tatFrac = missing % limit;
+    ledger = Ledger.open(ledger, ledgerId, t, tatUs + (tatFrac > 0 ? 1 : 0));
+    return ledger.mark(tatUs, tatFrac, limit);
+  }
+
+  /** Refills to {@code max(t, last)}, then adds what {@link Ledger#credit} allows; never past capacity. */
+  @Override
+  void giveBack(Policy p, long t, long units, Mark mark) {
+    long window = p.windowMicros();
+    long limit = p.limit();
+    long at = Math.max(t, last);
+    long g = last != FRESH && Ledger.holds(ledger, mark, t) ? ledger.credit(mark, at, units, window, limit) : 0;
+    if (g > 0) {
+      long capacity = p.burst() * window;
+      credits = Math.min(capacity, tokensAt(t, capacity, limit) + g);
+      last = at;
+      ledger.given(g, limit);
+    }
+    expiresAt = computeExpiresAt(p);
+  }
+
+  /**
+   * Refills to {@code max(t, last)}, then takes {@code units·W} credits whatever the limit: at most
+   * {@code 2^52 / W} units per charge, and credits no lower than {@code -2^52}.
+   */
+  @Override
+  void charge(Policy p, long t, long units) {
+    long window = p.windowMicros();
+    long capacity = p.burst() * window;
+    long tokens = tokensAt(t, capacity, p.limit());
+    last = last == FRESH ? t : Math.max(t, last);
+    credits = Math.max(-Ledger.MAX_COUNT, tokens - Math.min(units, Ledger.MAX_COUNT / window) * window);
+    expiresAt = computeExpiresAt(p);
+  }
+
   /** Snapshot: {@code [credits, last]}. */
   @Override
   void restore(long[] snapshot) {
@@ -79,6 +138,6 @@ final class TokenBucket extends State {
   @Override
   long computeExpiresAt(Policy p) {
     long capacity = p.burst() * p.windowMicros();
-    return credits < 0 ? Long.MIN_VALUE : last + ceilDiv(Math.max(0, capacity - credits), p.limit());
+    return last == FRESH ? Long.MIN_VALUE : last + ceilDiv(Math.max(0, capacity - credits), p.limit());
   }
 }

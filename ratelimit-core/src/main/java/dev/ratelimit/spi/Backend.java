@@ -76,6 +76,15 @@ public interface Backend extends AutoCloseable {
   }
 
   /**
+   * Whether the backend takes {@link Command.Reserve}, {@link Command.GiveBack} and {@link
+   * Command.Charge}: reservations. Default false, and the limiter refuses reservations with an
+   * {@link UnsupportedOperationException}.
+   */
+  default boolean reserves() {
+    return false;
+  }
+
+  /**
    * Whether the state lives outside this JVM (a network round trip per call). The limiter turns its
    * near-cache on by default for a remote backend.
    */

@@ -15,7 +15,8 @@ import java.util.List;
  * @param <R> what the operation answers
  */
 public sealed interface Command<R>
-    permits Command.Check, Command.CheckAll, Command.CheckAcross, Command.Inspect, Command.Reset {
+    permits Command.Check, Command.CheckAll, Command.CheckAcross, Command.Inspect, Command.Reset,
+        Command.Reserve, Command.GiveBack, Command.Charge {
 
   /**
    * Checks one policy and, when allowed, consumes {@code cost} units. Answers the decision, and for
@@ -59,4 +60,31 @@ public sealed interface Command<R>
 
   /** Forgets the state of ({@code key}, {@code policy}). Answers null. */
   record Reset(String key, Policy policy, long nowMicros) implements Command<Void> {}
+
+  /**
+   * Reserves {@code cost} units of every policy of one key, all or nothing: decided and consumed as
+   * {@link CheckAll} would, and when allowed answers one {@link Mark} per policy for the units'
+   * later {@link GiveBack}. Sent only to a backend that {@linkplain Backend#reserves reserves}.
+   *
+   * @param ledger an identity for the state's ledger of reservations, should this reservation open
+   *     one (random, chosen by the limiter; a backend keeps the one already open)
+   */
+  record Reserve(String key, List<Policy> policies, long cost, long nowMicros, long ledger)
+      implements Command<Reserved> {}
+
+  /**
+   * Gives back up to {@code units} of a reservation into each of {@code key}'s {@code policies},
+   * where {@code marks} (in the same order) say its units went: as many as the algorithm's
+   * give-back rule allows (ARCHITECTURE §4), never more than if they had never been taken, possibly
+   * none. {@code 1 <= units <= } the reservation's cost. Answers null.
+   */
+  record GiveBack(String key, List<Policy> policies, List<Mark> marks, long units, long nowMicros)
+      implements Command<Void> {}
+
+  /**
+   * Charges {@code units} to each of {@code key}'s {@code policies} whatever the limit: work already
+   * done. A state may go into debt (bounded per algorithm, ARCHITECTURE §4), which later checks pay.
+   * {@code 1 <= units <= 2^52}. Answers null.
+   */
+  record Charge(String key, List<Policy> policies, long units, long nowMicros) implements Command<Void> {}
 }

@@ -89,6 +89,11 @@ final class RedisSupport {
     }
 
     @Override
+    public boolean reserves() {
+      return delegate.reserves();
+    }
+
+    @Override
     public boolean isRemote() {
       return delegate.isRemote();
     }

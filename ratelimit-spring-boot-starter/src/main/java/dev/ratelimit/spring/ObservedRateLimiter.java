@@ -7,6 +7,7 @@ import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimitListener;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Reservation;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import java.util.List;
@@ -220,6 +221,16 @@ final class ObservedRateLimiter implements RateLimiter {
    * the interface's default, which would answer from {@link #inspect} without the limiter's
    * timeout, circuit breaker, failure mode, shadow policies and listener.
    */
+  @Override
+  public Reservation reserve(String key, Policy policy, long estimate) {
+    return delegate.reserve(key, policy, estimate);
+  }
+
+  @Override
+  public Reservation reserve(String key, List<Policy> policies, long estimate) {
+    return delegate.reserve(key, policies, estimate);
+  }
+
   @Override
   public MultiDecision peekAll(String key, List<Policy> policies, long cost) {
     return delegate.peekAll(key, policies, cost);

@@ -1,0 +1,156 @@
+package dev.ratelimit;
+
+import dev.ratelimit.spi.Mark;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Units taken now for work whose true cost is known only when it ends: made by {@link
+ * RateLimiter#reserve}, settled once by {@link #commit} or {@link #cancel}.
+ *
+ * <pre>{@code
+ * Reservation r = limiter.reserve("login:" + user, failedLogins, 1);
+ * if (!r.allowed()) {
+ *   return tooManyRequests(r.decision().retryAfter());
+ * }
+ * boolean ok = false;
+ * try {
+ *   ok = authenticate(user, password);
+ * } finally {
+ *   if (ok) r.cancel(); else r.commit(1);   // only failures count
+ * }
+ * }</pre>
+ *
+ * <p>The estimate is debited atomically, as a check of that cost would be, and the reservation is
+ * refused exactly when that check would be (a refused one holds nothing and cannot be settled).
+ * While it is out, its units count against the limit, so calls in flight at once can never pass
+ * beyond it. {@link #commit commit(actual)} charges the difference when the actual cost is higher
+ * (whatever the limit: the work was done, later checks pay the debt) and gives back the surplus
+ * when lower; {@link #cancel} gives back all of it. A give-back leaves the limiter admitting no
+ * more than if those units had never been taken, and exactly as much when nothing happened on the
+ * key in between (ARCHITECTURE §4 states each algorithm's rule). A reservation never settled stays
+ * charged at its estimate.
+ *
+ * <p>Thread-safe; settling twice is refused. A settle that cannot reach the backend changes nothing
+ * there, is logged and reported to the listener as a backend error, and never throws into the
+ * caller.
+ */
+public final class Reservation {
+  /** The largest cost a commit takes: 2<sup>52</sup>, exact in every backend's arithmetic. */
+  public static final long MAX_COST = 1L << 52;
+
+  /** Where a reservation's settle goes: the limiter that made it. */
+  interface Settler {
+    /** Gives back {@code units} (when positive) or charges {@code -units}. */
+    void settle(Reservation reservation, long units);
+  }
+
+  private final Settler settler;
+  private final String key;
+  private final List<Policy> policies;
+  private final long estimate;
+  private final MultiDecision decision;
+  /** One per policy, null where nothing is held there (a shadow denial, a failure mode's answer). */
+  private final List<Mark> marks;
+  private final AtomicBoolean settled = new AtomicBoolean();
+
+  Reservation(Settler settler, String key, List<Policy> policies, long estimate, MultiDecision decision,
+      List<Mark> marks) {
+    this.settler = settler;
+    this.key = key;
+    this.policies = policies;
+    this.estimate = estimate;
+    this.decision = decision;
+    this.marks = marks;
+  }
+
+  /** Whether the units were taken; false when refused (nothing was taken). */
+  public boolean allowed() {
+    return decision.allowed();
+  }
+
+  /**
+   * The decision for the reservation: the only one for a single policy; for several, the limiting
+   * one (see {@link MultiDecision#limiting}).
+   */
+  public Decision decision() {
+    return decision.decisions().size() == 1 ? decision.decisions().get(0) : decision.limiting();
+  }
+
+  /** Every policy's decision, in the order reserved. */
+  public MultiDecision decisions() {
+    return decision;
+  }
+
+  /** The key reserved on. */
+  public String key() {
+    return key;
+  }
+
+  /** The policies reserved, in order. */
+  public List<Policy> policies() {
+    return policies;
+  }
+
+  /** The units taken: the estimate. */
+  public long estimate() {
+    return estimate;
+  }
+
+  /** Whether {@link #commit} or {@link #cancel} has been called. */
+  public boolean settled() {
+    return settled.get();
+  }
+
+  /**
+   * Settles at the actual cost: charges {@code actual − estimate} more when higher, gives back
+   * {@code estimate − actual} when lower, nothing when equal.
+   *
+   * @param actual the actual cost, from 1 to {@link #MAX_COST}; to give back the whole estimate,
+   *     {@link #cancel}
+   * @throws IllegalArgumentException when {@code actual} is out of range (nothing is settled)
+   * @throws IllegalStateException when refused or already settled (nothing changes)
+   */
+  public void commit(long actual) {
+    if (actual < 1 || actual > MAX_COST) {
+      throw new IllegalArgumentException("actual cost must be from 1 to 2^52, was " + actual
+          + (actual == 0 ? "; to give the whole estimate back, call cancel()" : ""));
+    }
+    take("commit(" + actual + ")");
+    if (actual != estimate) {
+      settler.settle(this, estimate - actual);
+    }
+  }
+
+  /**
+   * Gives the whole estimate back.
+   *
+   * @throws IllegalStateException when refused or already settled (nothing changes)
+   */
+  public void cancel() {
+    take("cancel()");
+    settler.settle(this, estimate);
+  }
+
+  private void take(String call) {
+    if (!decision.allowed()) {
+      throw new IllegalStateException(call + " on a refused reservation of '" + CheckArguments.printable(key)
+          + "': it holds nothing to settle");
+    }
+    if (!settled.compareAndSet(false, true)) {
+      throw new IllegalStateException(call + " on a reservation of '" + CheckArguments.printable(key)
+          + "' that is already settled: a reservation is settled once");
+    }
+  }
+
+  /** The marks, one per policy (null where nothing is held), for the limiter. */
+  List<Mark> marks() {
+    return marks;
+  }
+
+  @Override
+  public String toString() {
+    return "Reservation[key=" + CheckArguments.printable(key) + ", estimate=" + estimate + ", allowed=" + allowed()
+        + ", settled=" + settled() + ", policies=" + policies.stream().map(Policy::name).toList() + "]";
+  }
+}

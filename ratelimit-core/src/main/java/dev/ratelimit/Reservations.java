@@ -1,0 +1,128 @@
+package dev.ratelimit;
+
+import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Command;
+import dev.ratelimit.spi.Keys;
+import dev.ratelimit.spi.Mark;
+import dev.ratelimit.spi.Reserved;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
+
+/**
+ * The limiter's reservations: a reserve decided as a check of the estimate would be (near-cache,
+ * shadow mode, failure mode), and its settle, which never throws into the caller.
+ */
+final class Reservations implements Reservation.Settler {
+  private final Backend backend;
+  private final BackendCalls calls;
+  private final Reports reports;
+  private final FailureAnswers failures;
+  private final LocalFallback fallback;
+  private final NearCache nearCache;
+  private final LongSupplier nowMicros;
+  private final long timeoutNanos;
+  private final LongAdder failedSettles = new LongAdder();
+
+  Reservations(Backend backend, BackendCalls calls, Reports reports, FailureAnswers failures, LocalFallback fallback,
+      NearCache nearCache, LongSupplier nowMicros, long timeoutNanos) {
+    this.backend = backend;
+    this.calls = calls;
+    this.reports = reports;
+    this.failures = failures;
+    this.fallback = fallback;
+    this.nearCache = nearCache;
+    this.nowMicros = nowMicros;
+    this.timeoutNanos = timeoutNanos;
+  }
+
+  Reservation reserve(String key, List<Policy> policies, long estimate) {
+    CheckArguments.validateAll(key, policies, estimate);
+    if (!backend.reserves()) {
+      throw new UnsupportedOperationException("the backend " + backend.getClass().getName()
+          + " does not take reservations (Backend.reserves() is false); the in-memory backend does");
+    }
+    List<Policy> ps = List.copyOf(policies);
+    long now = nowMicros.getAsLong();
+    long deadline = System.nanoTime() + timeoutNanos;
+    Map<Policy, Mark> held = new IdentityHashMap<>();
+    MultiDecision local = nearCache == null ? null : nearCache.answerAll(Keys.bounded(key), ps, estimate, now);
+    Judged first = local != null ? Judged.of(local, Source.NEAR_CACHE) : reserveOnce(key, ps, estimate, now, deadline, held);
+    MultiDecision decision = reports.resolve(ps, p -> p, first,
+        enforced -> deadline - System.nanoTime() > 0 ? reserveOnce(key, enforced, estimate, now, deadline, held)
+            : failed(key, enforced, estimate, now),
+        enforced -> failed(key, enforced, estimate, now));
+    List<Mark> marks = new ArrayList<>(ps.size());
+    for (Policy p : ps) {
+      marks.add(decision.allowed() ? held.get(p) : null);
+    }
+    return new Reservation(this, key, ps, estimate, decision, marks);
+  }
+
+  /** One reserve on the backend, its marks put in {@code held}; the failure mode's answer when it fails. */
+  private Judged reserveOnce(String key, List<Policy> ps, long estimate, long now, long deadline,
+      Map<Policy, Mark> held) {
+    Command.Reserve command = new Command.Reserve(key, ps, estimate, now, newLedgerId());
+    Reserved reserved = calls.call(() -> backend.executeAsync(command), System.nanoTime(), deadline);
+    if (reserved == null) {
+      return failed(key, ps, estimate, now);
+    }
+    if (reserved.decision().allowed()) {
+      for (int i = 0; i < ps.size(); i++) {
+        held.put(ps.get(i), reserved.marks().get(i));
+      }
+    }
+    return Judged.of(reserved.decision(), Source.BACKEND);
+  }
+
+  /** The failure mode's answer; nothing is held for it (the local fallback keeps its estimate). */
+  private Judged failed(String key, List<Policy> ps, long estimate, long now) {
+    return failures.all(ps, p -> p, () -> fallback.checkAll(key, ps, estimate, now));
+  }
+
+  /** A ledger's identity: random, below 2^52 so that Lua's numbers carry it exactly. */
+  private static long newLedgerId() {
+    return ThreadLocalRandom.current().nextLong(1, 1L << 52);
+  }
+
+  @Override
+  public void settle(Reservation reservation, long units) {
+    List<Policy> policies = new ArrayList<>();
+    List<Mark> marks = new ArrayList<>();
+    for (int i = 0; i < reservation.policies().size(); i++) {
+      Mark mark = reservation.marks().get(i);
+      if (mark != null) {
+        policies.add(reservation.policies().get(i));
+        marks.add(mark);
+      }
+    }
+    if (policies.isEmpty()) {
+      return; // the failure mode answered, or only shadow policies: nothing is held on the backend
+    }
+    String key = reservation.key();
+    long now = nowMicros.getAsLong();
+    Command<Void> command = units > 0 ? new Command.GiveBack(key, policies, marks, units, now)
+        : new Command.Charge(key, policies, -units, now);
+    long start = System.nanoTime();
+    Boolean done = calls.call(() -> backend.executeAsync(command).thenApply(v -> Boolean.TRUE), start,
+        start + timeoutNanos);
+    if (done == null) {
+      failedSettles.increment(); // reported and logged by the call; the units stay as they were
+    }
+    if (units > 0 && nearCache != null) {
+      String nearKey = Keys.bounded(key);
+      for (Policy p : policies) {
+        nearCache.forget(nearKey, p, now); // units came back: a remembered denial may no longer be one
+      }
+    }
+  }
+
+  /** How many settles could not reach the backend. */
+  long failedSettles() {
+    return failedSettles.sum();
+  }
+}

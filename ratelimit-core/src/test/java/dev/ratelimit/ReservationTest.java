@@ -1,0 +1,135 @@
+package dev.ratelimit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.ratelimit.RateLimitListener.Outcome;
+import dev.ratelimit.memory.InMemoryBackend;
+import dev.ratelimit.spi.Backend;
+import dev.ratelimit.spi.Command;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** The limiter's side of reservations: failure modes, settles that fail, shadow policies, listeners. */
+class ReservationTest {
+  private final Policy policy = Policy.of(5, Duration.ofMinutes(1)).withName("api");
+  private final ManualClock clock = ManualClock.at(Instant.ofEpochSecond(1_700_000_000L));
+  private final ControllableBackend backend = new ControllableBackend();
+  private final RecordingListener listener = new RecordingListener();
+
+  private RateLimiter limiter(FailureMode mode) {
+    return RateLimiter.builder().clock(clock).backend(backend).failureMode(mode).nearCache(false)
+        .circuitBreaker(0, Duration.ofSeconds(1)).listener(listener).build();
+  }
+
+  @Test
+  void aReserveIsReportedAsACheck() {
+    try (RateLimiter limiter = limiter(FailureMode.FAIL_OPEN)) {
+      Reservation r = limiter.reserve("k", policy, 2);
+      assertThat(r.allowed()).isTrue();
+      assertThat(r.decision().remaining()).isEqualTo(3);
+      assertThat(r.key()).isEqualTo("k");
+      assertThat(r.estimate()).isEqualTo(2);
+      assertThat(r.policies()).containsExactly(policy);
+      assertThat(listener.decisions).containsExactly("api:" + Outcome.ALLOWED);
+      assertThat(backend.reserveCalls).hasValue(1);
+    }
+  }
+
+  @Test
+  void underFailOpenAReservationPassesAndHoldsNothing() {
+    try (RateLimiter limiter = limiter(FailureMode.FAIL_OPEN)) {
+      backend.mode = ControllableBackend.Mode.THROW;
+      Reservation r = limiter.reserve("k", policy, 2);
+      assertThat(r.allowed()).isTrue();
+      assertThat(listener.decisions).containsExactly("api:" + Outcome.FAILURE_ALLOWED);
+      backend.mode = ControllableBackend.Mode.OK;
+      r.commit(4); // nothing was taken on the backend: nothing to settle there
+      assertThat(backend.settleCalls).hasValue(0);
+      assertThat(limiter.inspect("k", policy).remaining()).isEqualTo(5);
+    }
+  }
+
+  @Test
+  void underFailClosedAReservationIsRefused() {
+    try (RateLimiter limiter = limiter(FailureMode.FAIL_CLOSED)) {
+      backend.mode = ControllableBackend.Mode.THROW;
+      Reservation r = limiter.reserve("k", policy, 1);
+      assertThat(r.allowed()).isFalse();
+      assertThatThrownBy(r::cancel).isInstanceOf(IllegalStateException.class);
+    }
+  }
+
+  @Test
+  void aSettleThatFailsNeverThrowsAndLeavesTheEstimateCharged() {
+    try (RateLimiter limiter = limiter(FailureMode.FAIL_OPEN)) {
+      Reservation r = limiter.reserve("k", policy, 3);
+      backend.mode = ControllableBackend.Mode.THROW;
+      r.cancel();
+      assertThat(r.settled()).isTrue();
+      assertThat(listener.errors).containsExactly(ControllableBackend.DOWN);
+      backend.mode = ControllableBackend.Mode.OK;
+      assertThat(limiter.inspect("k", policy).remaining()).isEqualTo(2);
+      assertThat(backend.settleCalls).hasValue(1);
+    }
+  }
+
+  @Test
+  void aSettleThatTimesOutIsDecidedWithinTheTimeout() {
+    try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backend).nearCache(false)
+        .timeout(Duration.ofMillis(50)).circuitBreaker(0, Duration.ofSeconds(1)).listener(listener).build()) {
+      Reservation r = limiter.reserve("k", policy, 3);
+      backend.mode = ControllableBackend.Mode.HANG;
+      r.commit(1); // returns once the timeout has passed, without the answer
+      assertThat(listener.errors).singleElement().isInstanceOf(java.util.concurrent.TimeoutException.class);
+      backend.releaseHeld();
+    }
+  }
+
+  @Test
+  void aShadowPolicyThatWouldDenyHoldsNothing() {
+    Policy shadow = Policy.of(2, Duration.ofMinutes(1)).withName("shadow");
+    try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backend).nearCache(false)
+        .shadowPolicies(Set.of("shadow")).build()) {
+      limiter.check("k", shadow);
+      limiter.check("k", shadow);
+      Reservation r = limiter.reserve("k", List.of(policy, shadow), 2);
+      assertThat(r.allowed()).isTrue();
+      assertThat(limiter.inspect("k", policy).remaining()).isEqualTo(3);
+      r.cancel();
+      assertThat(limiter.inspect("k", policy).remaining()).isEqualTo(5);
+      assertThat(limiter.inspect("k", shadow).remaining()).isZero();
+    }
+  }
+
+  @Test
+  void aBackendWithoutReservationsIsAConfigurationError() {
+    Backend checksOnly = new Backend() {
+      private final InMemoryBackend memory = InMemoryBackend.create();
+
+      @Override
+      public <R> R execute(Command<R> command) {
+        return memory.execute(command);
+      }
+    };
+    try (RateLimiter limiter = RateLimiter.builder().backend(checksOnly).build()) {
+      assertThatThrownBy(() -> limiter.reserve("k", policy, 1))
+          .isInstanceOf(UnsupportedOperationException.class)
+          .hasMessageContaining("Backend.reserves()");
+    }
+  }
+
+  @Test
+  void aRefusedReservationSaysWhy() {
+    try (RateLimiter limiter = limiter(FailureMode.FAIL_OPEN)) {
+      limiter.check("k", policy, 5);
+      Reservation r = limiter.reserve("k", policy, 1);
+      assertThat(r.allowed()).isFalse();
+      assertThat(r.decision().retryAfter()).isPositive();
+      assertThat(r.toString()).contains("allowed=false", "api");
+    }
+  }
+}
