@@ -17,7 +17,7 @@ record BatchCall(List<Object> keys, Object[] args) {
    * batch's distinct policies (a line each), its base time (the least t) and a line per check of
    * what differs from check to check (see the script).
    */
-  static BatchCall of(List<Dispatcher.Check> checks, RedisBackend.Lua checkAll) {
+  static BatchCall of(List<Dispatcher.Check> checks, Lua checkAll) {
     long base = Long.MAX_VALUE;
     for (Dispatcher.Check c : checks) {
       if (time(c, checkAll) instanceof Long t) {
@@ -57,7 +57,7 @@ record BatchCall(List<Object> keys, Object[] args) {
   }
 
   /** A queued check's time: a Long, or 'server'. */
-  private static Object time(Dispatcher.Check c, RedisBackend.Lua checkAll) {
+  private static Object time(Dispatcher.Check c, Lua checkAll) {
     return c.lua() == checkAll ? c.args()[0] : c.args()[1];
   }
 

@@ -42,7 +42,7 @@ final class Dispatcher {
    * One check: what the single-check script is given, the last moment ({@link System#nanoTime()})
    * it may still go out from the queue, and where its reply goes.
    */
-  record Check(RedisBackend.Lua lua, List<Object> keys, Object[] args, long sendByNanos,
+  record Check(Lua lua, List<Object> keys, Object[] args, long sendByNanos,
       CompletableFuture<List<Object>> reply) {}
 
   private static final System.Logger LOG = System.getLogger(RedisBackend.class.getName());

@@ -11,13 +11,9 @@ import dev.ratelimit.spi.Command;
 import dev.ratelimit.spi.Evaluation;
 import dev.ratelimit.spi.MultiEvaluation;
 import dev.ratelimit.spi.NotRoutedException;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -88,6 +84,9 @@ public final class RedisBackend implements Backend {
   private final Map<Algorithm, Lua> check = new EnumMap<>(Algorithm.class);
   private final Lua checkAll;
   private final Lua checkBatch;
+  private final Lua reserveScript;
+  private final Lua settleScript;
+  private final RedisReservations reservations;
   private final boolean serverTime;
   /** Batches single-policy checks; null when batching is off. */
   private final Dispatcher dispatcher;
@@ -109,6 +108,9 @@ public final class RedisBackend implements Backend {
     this.checkAll = new Lua(scripts.checkAll());
     this.checkBatch = new Lua(scripts.checkBatch());
     this.calls = new ScriptCalls(client, builder.timeout, builder.waitReplicas, builder.waitTimeout, checkAll, checkBatch);
+    this.reserveScript = new Lua(scripts.reserve());
+    this.settleScript = new Lua(scripts.settle());
+    this.reservations = new RedisReservations(calls, keys, serverTime, reserveScript, settleScript);
     this.timeoutNanos = builder.timeout.toNanos();
     this.cluster = client.getConfig().isClusterConfig();
     this.dispatcher = builder.maxBatch < 2 ? null : new Dispatcher(new Dispatcher.Sender() {
@@ -140,6 +142,8 @@ public final class RedisBackend implements Backend {
   public void warmUp() {
     check.values().stream().distinct().forEach(calls::load);
     calls.load(checkAll);
+    calls.load(reserveScript);
+    calls.load(settleScript);
     if (dispatcher != null) {
       calls.load(checkBatch);
     }
@@ -181,6 +185,14 @@ public final class RedisBackend implements Backend {
     if (command instanceof Command.Inspect c) {
       return (R) inspect(c.key(), c.policy(), c.cost(), c.nowMicros());
     }
+    if (command instanceof Command.Reserve || command instanceof Command.GiveBack
+        || command instanceof Command.Charge) {
+      try {
+        return executeAsync(command).toCompletableFuture().join();
+      } catch (CompletionException e) {
+        throw e.getCause() instanceof RuntimeException cause ? cause : e;
+      }
+    }
     Command.Reset c = (Command.Reset) command;
     reset(c.key(), c.policy(), c.nowMicros());
     return null;
@@ -202,11 +214,29 @@ public final class RedisBackend implements Backend {
     if (command instanceof Command.CheckAcross c) {
       return (CompletionStage<R>) checkAllAsync(c.checks(), c.cost(), c.nowMicros());
     }
+    if (command instanceof Command.Reserve c) {
+      return (CompletionStage<R>) reservations.reserve(c);
+    }
+    if (command instanceof Command.GiveBack c) {
+      return (CompletionStage<R>) reservations.giveBack(c);
+    }
+    if (command instanceof Command.Charge c) {
+      return (CompletionStage<R>) reservations.charge(c);
+    }
     try {
       return CompletableFuture.completedFuture(execute(command));
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
+  }
+
+  /**
+   * True: reservations, each one script on the key's hash tag (reserve.lua, settle.lua); not
+   * batched with checks.
+   */
+  @Override
+  public boolean reserves() {
+    return true;
   }
 
   /** True: every check goes out without blocking a thread. */
@@ -491,7 +521,7 @@ public final class RedisBackend implements Backend {
 
   /** {@link Command.Reset}: deletes the keys of ({@code key}, {@code policy}). */
   public void reset(String key, Policy policy, long nowMicros) {
-    client.getKeys().delete(keys.of(key, policy).toArray(String[]::new));
+    client.getKeys().delete(keys.all(key, policy).toArray(String[]::new));
   }
 
   /** Does nothing: the {@link RedissonClient} belongs to the caller. */
@@ -537,22 +567,6 @@ public final class RedisBackend implements Backend {
   private CompletionStage<String> evalBatch(List<Dispatcher.Check> checks) {
     BatchCall call = BatchCall.of(checks, checkAll);
     return calls.evalAsync(checkBatch, RScript.ReturnType.VALUE, call.keys(), call.args());
-  }
-
-  /** A script's text and its SHA-1, which is what Redis names it by. */
-  record Lua(String text, String sha) {
-    Lua(String text) {
-      this(text, sha1(text));
-    }
-
-    private static String sha1(String text) {
-      try {
-        return HexFormat.of().formatHex(
-            MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
-      } catch (NoSuchAlgorithmException e) {
-        throw new IllegalStateException("SHA-1 is required of every JVM", e);
-      }
-    }
   }
 
   /** Configures a {@link RedisBackend}. */

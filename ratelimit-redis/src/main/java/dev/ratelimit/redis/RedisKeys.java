@@ -44,6 +44,18 @@ final class RedisKeys {
     return policy.algorithm() == Algorithm.SLIDING_LOG ? List.of(base, base + ":seq") : List.of(base);
   }
 
+  /** The key of the ledger of reservations of {@code key} under {@code policy} (same hash tag). */
+  String ledger(String key, Policy policy) {
+    return base(key, policy) + ":ledger";
+  }
+
+  /** The state keys and the ledger key of {@code key} under {@code policy}: what a reset deletes. */
+  List<Object> all(String key, Policy policy) {
+    List<Object> all = new java.util.ArrayList<>(of(key, policy));
+    all.add(ledger(key, policy));
+    return all;
+  }
+
   /** The script's name of an algorithm. */
   static String scriptName(Algorithm algorithm) {
     return switch (algorithm) {

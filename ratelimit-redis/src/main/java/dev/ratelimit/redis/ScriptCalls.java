@@ -33,11 +33,11 @@ final class ScriptCalls {
   /** How many replicas must acknowledge a consuming call's writes (Redis WAIT); 0: none, no WAIT. */
   private final int waitReplicas;
   private final Duration waitTimeout;
-  private final RedisBackend.Lua checkAll;
-  private final RedisBackend.Lua checkBatch;
+  private final Lua checkAll;
+  private final Lua checkBatch;
 
   ScriptCalls(RedissonClient client, Duration timeout, int waitReplicas, Duration waitTimeout,
-      RedisBackend.Lua checkAll, RedisBackend.Lua checkBatch) {
+      Lua checkAll, Lua checkBatch) {
     this.client = client;
     this.timeout = timeout;
     this.waitReplicas = waitReplicas;
@@ -50,7 +50,7 @@ final class ScriptCalls {
         .timeout(timeout));
   }
 
-  List<Object> eval(RedisBackend.Lua lua, List<Object> scriptKeys, Object[] args) {
+  List<Object> eval(Lua lua, List<Object> scriptKeys, Object[] args) {
     if (waitReplicas > 0) { // the script and WAIT go out together as a batch: asynchronous only
       try {
         return evalAsync(lua, scriptKeys, args).toCompletableFuture().join();
@@ -77,12 +77,12 @@ final class ScriptCalls {
     }
   }
 
-  CompletionStage<List<Object>> evalAsync(RedisBackend.Lua lua, List<Object> scriptKeys, Object[] args) {
+  CompletionStage<List<Object>> evalAsync(Lua lua, List<Object> scriptKeys, Object[] args) {
     return evalAsync(lua, RScript.ReturnType.LIST, scriptKeys, args);
   }
 
   /** EVALSHA of {@code lua}, its reply decoded as {@code type} says; loads it and runs it again after NOSCRIPT. */
-  <T> CompletionStage<T> evalAsync(RedisBackend.Lua lua, RScript.ReturnType type, List<Object> scriptKeys, Object[] args) {
+  <T> CompletionStage<T> evalAsync(Lua lua, RScript.ReturnType type, List<Object> scriptKeys, Object[] args) {
     CompletableFuture<T> reply = new CompletableFuture<>();
     this.<T>evalShaOnce(lua, type, scriptKeys, args)
         .whenComplete((answer, error) -> {
@@ -114,7 +114,7 @@ final class ScriptCalls {
    * batch synced to replicas), and fails when fewer than {@code n} replicas acknowledged its writes
    * in time: the failure mode decides it, as a check whose admission a failover could lose.
    */
-  private <T> CompletionStage<T> evalShaOnce(RedisBackend.Lua lua, RScript.ReturnType type, List<Object> scriptKeys, Object[] args) {
+  private <T> CompletionStage<T> evalShaOnce(Lua lua, RScript.ReturnType type, List<Object> scriptKeys, Object[] args) {
     if (waitReplicas == 0 || !consumes(lua, args)) {
       return script.evalShaAsync(RScript.Mode.READ_WRITE, lua.sha(), type, scriptKeys, args);
     }
@@ -135,11 +135,11 @@ final class ScriptCalls {
   }
 
   /** Whether a call may write: every call but a single check run as an inspection (apply off). */
-  private boolean consumes(RedisBackend.Lua lua, Object[] args) {
-    return lua == checkAll || lua == checkBatch || !"0".equals(args[6]);
+  private boolean consumes(Lua lua, Object[] args) {
+    return lua == checkAll || lua == checkBatch || args.length != 7 || !"0".equals(args[6]);
   }
 
-  void load(RedisBackend.Lua lua) {
+  void load(Lua lua) {
     String sha = script.scriptLoad(lua.text());
     Require.state(sha.equalsIgnoreCase(lua.sha()), "Redis computed SHA %s for a script whose SHA-1 is %s", sha, lua.sha());
   }

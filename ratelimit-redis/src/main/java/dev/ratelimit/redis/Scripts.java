@@ -16,7 +16,9 @@ import java.util.Map;
  * check of GCRA does not pay for the sliding log), {@code check_all.lua} for several policies of
  * one key (after {@code check_many.lua}) and {@code check_batch.lua} for several checks of either
  * kind (after both; these two with every algorithm). GCRA and LEAKY_BUCKET share
- * {@code gcra.lua}, and so their scripts.
+ * {@code gcra.lua}, and so their scripts. Reservations: {@code reserve.lua} (after
+ * {@code check_many.lua}) and {@code settle.lua}, each after {@code ledger.lua} and every
+ * algorithm's {@code NAME_reserve.lua}.
  */
 final class Scripts {
   /** The algorithm files; a script's set of them is a bit mask in this order. */
@@ -30,6 +32,8 @@ final class Scripts {
   private final Map<Algorithm, String> check = new EnumMap<>(Algorithm.class);
   private final String checkAll;
   private final String checkBatch;
+  private final String reserve;
+  private final String settle;
 
   Scripts() {
     for (int i = 0; i < FILES.length; i++) {
@@ -40,6 +44,45 @@ final class Scripts {
     }
     checkAll = assemble(ALL, "check_all.lua", checkMany);
     checkBatch = assemble(ALL, "check_batch.lua", checkOne, checkMany);
+    String reservations = reservations();
+    reserve = assemble(ALL, "reserve.lua", checkMany, reservations);
+    settle = assemble(ALL, "settle.lua", reservations);
+  }
+
+  /** The script that reserves one key's policies, all or nothing, and answers their marks. */
+  String reserve() {
+    return reserve;
+  }
+
+  /** The script that gives back into, or charges, one key's policies. */
+  String settle() {
+    return settle;
+  }
+
+  /**
+   * ledger.lua, every algorithm's reservation file ({@code NAME_reserve.lua}: kept apart so that a
+   * check's script does not define what only reservations run), and their registries.
+   */
+  private static String reservations() {
+    StringBuilder script = new StringBuilder(resource("ledger.lua"));
+    StringBuilder reserved = new StringBuilder();
+    StringBuilder giveBacks = new StringBuilder();
+    StringBuilder charges = new StringBuilder();
+    for (int i = 0; i < FILES.length; i++) {
+      script.append('\n').append(resource(FILES[i] + "_reserve.lua"));
+      for (Algorithm algorithm : Algorithm.values()) {
+        if (file(algorithm) == i) {
+          String name = RedisKeys.scriptName(algorithm);
+          reserved.append(reserved.isEmpty() ? "" : ", ").append(name).append(" = ").append(FILES[i]).append("_reserved");
+          giveBacks.append(giveBacks.isEmpty() ? "" : ", ").append(name).append(" = ").append(FILES[i]).append("_give_back");
+          charges.append(charges.isEmpty() ? "" : ", ").append(name).append(" = ").append(FILES[i]).append("_charge");
+        }
+      }
+    }
+    return script.append("\n-- Each algorithm's reservation functions, by the name the caller gives.\n")
+        .append("local reserved = {").append(reserved).append("}\n")
+        .append("local give_backs = {").append(giveBacks).append("}\n")
+        .append("local charges = {").append(charges).append("}\n").toString();
   }
 
   /** The script that checks one policy of {@code algorithm}. */

@@ -34,7 +34,7 @@ local function token_bucket(keys, t, c, window, limit, burst, apply)
     end
     return 1, math.floor(tokens / window), 0, reset_after, 0
   end
-  return 0, math.floor(tokens / window), lag + ceil_div(need - tokens, limit), lag + ceil_div(capacity - tokens, limit), 0
+  return 0, math.floor(math.max(0, tokens) / window), lag + ceil_div(need - tokens, limit), lag + ceil_div(capacity - tokens, limit), 0
 end
 
 -- The state as StateSnapshots reads it: {credits, last}; a missing bucket is a full one now.

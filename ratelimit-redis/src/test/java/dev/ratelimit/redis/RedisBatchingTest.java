@@ -318,7 +318,7 @@ class RedisBatchingTest {
   void anIdleCheckIsSentAloneAsTheSingleCheckScript() {
     Backend backend = RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix()).build();
     String single = new Scripts().check(Algorithm.GCRA);
-    String sha = new RedisBackend.Lua(single).sha();
+    String sha = new Lua(single).sha();
     server.command("CONFIG", "SET", "slowlog-log-slower-than", "0");
     server.command("SLOWLOG", "RESET");
     try {

@@ -59,7 +59,7 @@ class ScriptsTest {
       server.command("SCRIPT", "FLUSH");
       RedisBackend.builder(client).keyPrefix(Clients.uniquePrefix()).build();
       for (Algorithm algorithm : Algorithm.values()) {
-        String sha = new RedisBackend.Lua(RedisBackend.checkScript(algorithm)).sha();
+        String sha = new Lua(RedisBackend.checkScript(algorithm)).sha();
         assertThat(server.command("SCRIPT", "EXISTS", sha)).as(algorithm.name()).isEqualTo(List.of(1L));
       }
     } finally {
@@ -77,7 +77,7 @@ class ScriptsTest {
     all.add(scripts.checkBatch());
     for (String script : all) {
       Object sha = server.command("SCRIPT", "LOAD", script);
-      assertThat(sha).isEqualTo(new RedisBackend.Lua(script).sha());
+      assertThat(sha).isEqualTo(new Lua(script).sha());
     }
   }
 

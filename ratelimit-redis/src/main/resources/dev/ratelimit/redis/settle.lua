@@ -1,0 +1,30 @@
+-- Settles a reservation on one key's policies: gives units back into each (by its algorithm's
+-- rule, from the reservation's mark), or charges them to each whatever the limit.
+-- KEYS: each policy's state keys, in order, then each policy's ledger key, in order.
+-- ARGV: 'give' or 'charge', t (µs, or 'server'), units, policy count, then per policy one string:
+-- algorithm, window (µs), limit, burst, and the mark's at, fraction and ledger id (0 0 0 for a
+-- charge), separated by spaces.
+-- Returns {t}.
+local t = decision_time(ARGV[2])
+local give = ARGV[1] == 'give'
+local units = tonumber(ARGV[3])
+local count = tonumber(ARGV[4])
+local next_key = 1
+local ledgers = #KEYS - count
+for i = 1, count do
+  local name, window, limit, burst, at, frac, id =
+    string.match(ARGV[4 + i], '^(%S+) (%S+) (%S+) (%S+) (%S+) (%S+) (%S+)$')
+  window, limit, burst = tonumber(window), tonumber(limit), tonumber(burst)
+  local policy_keys = {KEYS[next_key]}
+  next_key = next_key + 1
+  if name == 'sliding_log' then
+    policy_keys[2] = KEYS[next_key]
+    next_key = next_key + 1
+  end
+  if give then
+    give_backs[name](policy_keys, t, units, window, limit, burst, tonumber(at), tonumber(frac), KEYS[ledgers + i], id)
+  else
+    charges[name](policy_keys, t, units, window, limit, burst)
+  end
+end
+return {t}
