@@ -279,9 +279,11 @@ public class RateLimitProperties {
     /**
      * Whether, with the Redis backend, the application stays not ready (REFUSING_TRAFFIC) until
      * Redis has answered once and the scripts are loaded; until then the failure mode would decide
-     * every check. Later outages do not change readiness.
+     * every check. Later outages do not change readiness. Off by default: Redis is an external
+     * system, which by Spring Boot's rule is not part of readiness, and under FAIL_OPEN an
+     * application whose Redis is down is open, so ready.
      */
-    private boolean enabled = true;
+    private boolean enabled = false;
 
     /**
      * The longest time the application stays not ready waiting for Redis's first answer; then it

@@ -51,7 +51,7 @@ class ReadinessTest {
     return new SpringApplicationBuilder(App.class).properties("server.port=0",
             "management.endpoint.health.probes.enabled=true",
             "ratelimit.backend=redis", "ratelimit.redis.url=" + redis.url(),
-            "ratelimit.redis.key-prefix=readiness-" + System.nanoTime())
+            "ratelimit.redis.key-prefix=readiness-" + System.nanoTime(), "ratelimit.readiness.enabled=true")
         .properties(more).run();
   }
 
@@ -131,6 +131,19 @@ class ReadinessTest {
   void readinessCanIgnoreTheBackend() throws Exception {
     redis.stop();
     try (ConfigurableApplicationContext app = start("ratelimit.readiness.enabled=false")) {
+      assertThat(readiness(app)).isEqualTo(200);
+    }
+  }
+
+  /** Boot's rule for external systems: Redis is not part of readiness unless the user opts in. */
+  @Test
+  @Timeout(60)
+  void byDefaultAFailOpenApplicationIsReadyWhileRedisIsDown() throws Exception {
+    redis.stop();
+    try (ConfigurableApplicationContext app = new SpringApplicationBuilder(App.class).properties("server.port=0",
+            "management.endpoint.health.probes.enabled=true", "ratelimit.failure-mode=fail-open",
+            "ratelimit.backend=redis", "ratelimit.redis.url=" + redis.url(),
+            "ratelimit.redis.key-prefix=readiness-" + System.nanoTime()).run()) {
       assertThat(readiness(app)).isEqualTo(200);
     }
   }

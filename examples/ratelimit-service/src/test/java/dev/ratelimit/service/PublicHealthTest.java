@@ -26,9 +26,9 @@ class PublicHealthTest {
     }
     try (ConfigurableApplicationContext service = ServiceInstances.start(Map.of(
         "RATELIMIT_REDIS_URL", "redis://127.0.0.1:" + deadPort, "RATELIMIT_TIMEOUT", "300ms",
-        "RATELIMIT_REDIS_TIMEOUT", "200ms"))) {
+        "RATELIMIT_REDIS_TIMEOUT", "200ms", "RATELIMIT_READINESS_ENABLED", "true"))) { // readiness held too
       HttpResponse<String> response = new Http(ServiceInstances.port(service)).get("/actuator/health");
-      assertThat(response.statusCode()).as("Redis never answered: not ready").isEqualTo(503);
+      assertThat(response.statusCode()).as("Redis never answered: not ready (opted in)").isEqualTo(503);
       JsonNode ratelimit = json(response).get("components").get("ratelimit");
       assertThat(ratelimit.get("status").asString()).isEqualTo("UP");
       assertThat(ratelimit.get("details").get("backendUp").asBoolean()).isFalse();
