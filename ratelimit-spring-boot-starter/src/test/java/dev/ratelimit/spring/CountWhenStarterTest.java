@@ -50,7 +50,7 @@ class CountWhenStarterTest {
 
   @Test
   void thePagesShowTheCodeThisTestRuns() {
-    for (String name : List.of("README.md", "docs/spring-boot.md")) {
+    for (String name : List.of("docs/spring-boot.md")) {
       DocPage page = DocPage.read(name);
       page.assertRunBy(page.block("java", "class LoginController"),
           "src/test/java/dev/ratelimit/spring/CountWhenPageExamples.java");

@@ -52,7 +52,7 @@ class FallbackStarterTest {
 
   @Test
   void thePagesShowTheCodeThisTestRuns() {
-    for (String name : List.of("README.md", "docs/spring-boot.md")) {
+    for (String name : List.of("docs/spring-boot.md")) {
       DocPage page = DocPage.read(name);
       page.assertRunBy(page.block("java", "class QuoteController"),
           "src/test/java/dev/ratelimit/spring/FallbackPageExamples.java");
