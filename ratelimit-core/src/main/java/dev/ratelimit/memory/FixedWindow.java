@@ -31,10 +31,7 @@ final class FixedWindow extends State {
   Decision check(Policy p, long t, long c, boolean consume, boolean detailed) {
     long window = p.windowMicros();
     long limit = p.limit();
-    long s = windowStart(t, window, start, startWindow); // t − t mod W
-    if (start > s) {
-      s = start; // the key's newest window: time never goes back
-    }
+    long s = countingWindow(t, window, start, startWindow); // t − t mod W, or the key's newer window
     long n = start == s ? count : 0;
     long windowEnd = s + window - t;
     if (n + c <= limit) {
@@ -58,11 +55,6 @@ final class FixedWindow extends State {
     return Decision.denied(p, Math.max(0, limit - n), windowEnd, windowEnd);
   }
 
-  /** The window a check at {@code t} counts in: its own, or the key's newer one. */
-  private long effectiveStart(long t, long window) {
-    return Math.max(windowStart(t, window, start, startWindow), start);
-  }
-
   /** Mark: the window the reservation counted in. */
   @Override
   Mark reserved(Policy p, long t, long ledgerId) {
@@ -73,7 +65,8 @@ final class FixedWindow extends State {
   /** Gives back into the reservation's window while it is the current one; an ended window takes nothing. */
   @Override
   void giveBack(Policy p, long t, long units, Mark mark) {
-    if (Ledger.holds(ledger, mark, t) && start == mark.at() && effectiveStart(t, p.windowMicros()) == start) {
+    if (Ledger.holds(ledger, mark, t) && start == mark.at()
+        && countingWindow(t, p.windowMicros(), start, startWindow) == start) {
       count = Math.max(0, count - units);
     }
     expiresAt = computeExpiresAt(p);
@@ -82,7 +75,7 @@ final class FixedWindow extends State {
   @Override
   void charge(Policy p, long t, long units) {
     long window = p.windowMicros();
-    long s = effectiveStart(t, window);
+    long s = countingWindow(t, window, start, startWindow);
     if (start != s) {
       start = s;
       startWindow = window;

@@ -107,7 +107,7 @@ final class Gcra extends State {
   /** Mark: {@code tat + given} (see {@link Ledger}). */
   @Override
   Mark reserved(Policy p, long t, long ledgerId) {
-    ledger = Ledger.open(ledger, ledgerId, t, tatUs + (tatFrac > 0 ? 1 : 0));
+    ledger = Ledger.openUntilTat(ledger, ledgerId, t, tatUs, tatFrac);
     return ledger.mark(tatUs, tatFrac, p.limit());
   }
 

@@ -41,6 +41,14 @@ final class Ledger {
     return ledger;
   }
 
+  /**
+   * {@link #open} for a reservation of a time-based state whose tat is now {@code tatUs +
+   * tatFrac/L}: its marks are worth something until tat, rounded up.
+   */
+  static Ledger openUntilTat(Ledger current, long id, long t, long tatUs, long tatFrac) {
+    return open(current, id, t, tatUs + (tatFrac > 0 ? 1 : 0));
+  }
+
   /** Whether {@code ledger} is the one {@code mark} was recorded in, and still matters at {@code t}. */
   static boolean holds(Ledger ledger, Mark mark, long t) {
     return ledger != null && ledger.id == mark.ledger() && ledger.until > t;

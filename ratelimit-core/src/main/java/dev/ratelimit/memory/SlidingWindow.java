@@ -34,10 +34,7 @@ final class SlidingWindow extends State {
   Decision check(Policy p, long t, long c, boolean consume, boolean detailed) {
     long window = p.windowMicros();
     long limit = p.limit();
-    long s = windowStart(t, window, start, startWindow); // t − t mod W
-    if (start > s) {
-      s = start; // the key's newest window: time never goes back
-    }
+    long s = countingWindow(t, window, start, startWindow); // t − t mod W, or the key's newer window
     long prev = 0;
     long n = 0;
     if (start == s) {
@@ -75,11 +72,6 @@ final class SlidingWindow extends State {
     return Decision.denied(p, remaining, retryAt(s, window, limit, prev, n, c) - t, resetAfter);
   }
 
-  /** The window a check at {@code t} counts in: its own, or the key's newer one. */
-  private long effectiveStart(long t, long window) {
-    return Math.max(windowStart(t, window, start, startWindow), start);
-  }
-
   /** Mark: the window the reservation counted in. */
   @Override
   Mark reserved(Policy p, long t, long ledgerId) {
@@ -93,7 +85,8 @@ final class SlidingWindow extends State {
    */
   @Override
   void giveBack(Policy p, long t, long units, Mark mark) {
-    if (Ledger.holds(ledger, mark, t) && start == mark.at() && effectiveStart(t, p.windowMicros()) == start) {
+    if (Ledger.holds(ledger, mark, t) && start == mark.at()
+        && countingWindow(t, p.windowMicros(), start, startWindow) == start) {
       current = Math.max(0, current - units);
     }
     expiresAt = computeExpiresAt(p);
@@ -107,7 +100,7 @@ final class SlidingWindow extends State {
   @Override
   void charge(Policy p, long t, long units) {
     long window = p.windowMicros();
-    long s = effectiveStart(t, window);
+    long s = countingWindow(t, window, start, startWindow);
     if (start != s) {
       previous = start == s - window ? current : 0;
       current = 0;

@@ -208,6 +208,14 @@ abstract class State extends Entry {
     return t - Math.floorMod(t, window);
   }
 
+  /**
+   * The window a windowed state whose newest window starts at {@code start} counts {@code t} in:
+   * {@code t}'s own window, or the newer {@code start} (a key's time never goes back).
+   */
+  static long countingWindow(long t, long window, long start, long startWindow) {
+    return Math.max(windowStart(t, window, start, startWindow), start);
+  }
+
   /** {@code ceil(a / b)} for {@code b > 0}. */
   static long ceilDiv(long a, long b) {
     return -Math.floorDiv(-a, b);

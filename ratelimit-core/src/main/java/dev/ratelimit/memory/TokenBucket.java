@@ -94,7 +94,7 @@ final class TokenBucket extends State {
     long missing = p.burst() * p.windowMicros() - credits; // >= 0 after a check
     long tatUs = last + missing / limit;
     long tatFrac = missing % limit;
-    ledger = Ledger.open(ledger, ledgerId, t, tatUs + (tatFrac > 0 ? 1 : 0));
+    ledger = Ledger.openUntilTat(ledger, ledgerId, t, tatUs, tatFrac);
     return ledger.mark(tatUs, tatFrac, limit);
   }
 

@@ -134,9 +134,13 @@ final class ScriptCalls {
     });
   }
 
-  /** Whether a call may write: every call but a single check run as an inspection (apply off). */
+  /**
+   * Whether a call may write: every call but a single check run as an inspection (check.lua's
+   * seven arguments, apply "0" last); reservations and settles always write.
+   */
   private boolean consumes(Lua lua, Object[] args) {
-    return lua == checkAll || lua == checkBatch || args.length != 7 || !"0".equals(args[6]);
+    boolean inspection = lua != checkAll && lua != checkBatch && args.length == 7 && "0".equals(args[6]);
+    return !inspection;
   }
 
   void load(Lua lua) {

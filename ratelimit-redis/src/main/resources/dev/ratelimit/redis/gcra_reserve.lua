@@ -7,13 +7,7 @@ end
 -- Mark: tat + given.
 local function gcra_reserved(keys, t, window, limit, burst, ledger_key, id)
   local tu, tf = gcra_read(get(keys[1]))
-  local until_at = tu
-  if tf > 0 then
-    until_at = tu + 1
-  end
-  local ledger = ledger_open(ledger_key, id, t, until_at)
-  local at, frac = ledger_mark(ledger, tu, tf, limit)
-  return at, frac, ledger.id
+  return ledger_reserve_tat(ledger_key, id, t, tu, tf, limit)
 end
 
 -- Lowers tat by what ledger_credit allows; tat stays at or after t.

@@ -60,6 +60,18 @@ local function ledger_mark(ledger, tu, tf, limit)
   return u, f
 end
 
+-- A reservation of a time-based state whose tat is now tu + tf/L: opens (or renews) the ledger
+-- until tat, rounded up, and answers the mark, tat + given: at, frac, ledger id.
+local function ledger_reserve_tat(key, id, t, tu, tf, limit)
+  local until_at = tu
+  if tf > 0 then
+    until_at = tu + 1
+  end
+  local ledger = ledger_open(key, id, t, until_at)
+  local at, frac = ledger_mark(ledger, tu, tf, limit)
+  return at, frac, ledger.id
+end
+
 -- What a give-back of units at t returns, in 1/L µs (credits): clamp(M − given − t, 0, units·W).
 local function ledger_credit(ledger, at, frac, t, units, window, limit)
   local du = at - ledger.given_us - t

@@ -31,15 +31,7 @@ end
 local function token_bucket_reserved(keys, t, window, limit, burst, ledger_key, id)
   local credits, last = token_bucket_read(get(keys[1]))
   local missing = burst * window - credits -- >= 0 after a check
-  local tu = last + math.floor(missing / limit)
-  local tf = missing % limit
-  local until_at = tu
-  if tf > 0 then
-    until_at = tu + 1
-  end
-  local ledger = ledger_open(ledger_key, id, t, until_at)
-  local at, frac = ledger_mark(ledger, tu, tf, limit)
-  return at, frac, ledger.id
+  return ledger_reserve_tat(ledger_key, id, t, last + math.floor(missing / limit), missing % limit, limit)
 end
 
 -- Refills to max(t, last), then adds what ledger_credit allows; never past capacity.
