@@ -96,6 +96,15 @@ public final class ReferenceWorkload {
   /** Runs {@code workload} once for one algorithm on a fresh backend from {@code backends}. */
   public static Row run(Workload workload, String backendName, Supplier<Backend> backends,
       Algorithm algorithm) {
+    return run(workload, backendName, backends, algorithm, RateLimiter.Builder.DEFAULT_TIMEOUT);
+  }
+
+  /**
+   * {@link #run(Workload, String, Supplier, Algorithm)} with the limiter's {@code timeout}: a test
+   * that asserts no decision was the failure mode's gives a busy machine time to answer.
+   */
+  public static Row run(Workload workload, String backendName, Supplier<Backend> backends,
+      Algorithm algorithm, Duration timeout) {
     int checks = workload.checks();
     String[] keys = new String[workload.keys()];
     for (int i = 0; i < keys.length; i++) {
@@ -107,7 +116,8 @@ public final class ReferenceWorkload {
     long allowed = 0;
     long degraded = 0;
     long slowestSpan = 0;
-    try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backends.get()).build()) {
+    try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backends.get())
+        .timeout(timeout).build()) {
       long started = System.nanoTime();
       long spanStart = started;
       for (int i = 0; i < checks; i++) {

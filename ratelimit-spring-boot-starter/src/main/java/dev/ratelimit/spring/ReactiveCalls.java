@@ -6,6 +6,7 @@ import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.annotation.RateLimitExceededException;
 import dev.ratelimit.annotation.RateLimited;
+import dev.ratelimit.webflux.EventLoops;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,7 +55,9 @@ final class ReactiveCalls {
   /** The call's result, limited per subscription. */
   Object invoke(MethodInvocation call, RateLimitedMethod limited) {
     Class<?> type = call.getMethod().getReturnType();
-    Mono<MultiDecision> admitted = Mono.defer(() -> admit(call, limited, System.nanoTime() + limited.maxWait().toNanos()));
+    // the call and the end of the exchange on the server's event loop, not the backend's I/O thread (see EventLoops)
+    Mono<MultiDecision> admitted = EventLoops.onSubscribingLoop(
+        Mono.defer(() -> admit(call, limited, System.nanoTime() + limited.maxWait().toNanos())));
     if (Flux.class.isAssignableFrom(type)) {
       return Flux.defer(() -> admitted.flatMapMany(d -> d.allowed() ? Flux.from(proceed(call))
           : Flux.from(fallback(call, limited, d))));

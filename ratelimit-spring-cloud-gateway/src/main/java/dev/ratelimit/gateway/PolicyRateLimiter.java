@@ -7,6 +7,7 @@ import dev.ratelimit.RateLimiter;
 import dev.ratelimit.internal.http.LimitHeaders;
 import dev.ratelimit.http.HeaderOptions;
 import dev.ratelimit.spring.PolicyRegistry;
+import dev.ratelimit.webflux.EventLoops;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -51,10 +52,11 @@ public class PolicyRateLimiter extends AbstractRateLimiter<PolicyRateLimiter.Con
 
   @Override
   public Mono<Response> isAllowed(String routeId, String id) {
-    return Mono.defer(() -> {
+    // the route goes on on the server's event loop, not the backend's I/O thread (see EventLoops)
+    return EventLoops.onSubscribingLoop(Mono.defer(() -> {
       List<Policy> checked = policiesOf(routeId);
       return Mono.fromCompletionStage(limiter.checkAllAsync(routeId + ":" + id, checked, 1));
-    }).map(this::response);
+    })).map(this::response);
   }
 
   private Response response(MultiDecision decision) {

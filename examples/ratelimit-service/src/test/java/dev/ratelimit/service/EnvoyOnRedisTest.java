@@ -30,6 +30,10 @@ class EnvoyOnRedisTest {
     env.put("RATELIMIT_REDIS_URL", redis.url());
     env.put("RATELIMIT_REDIS_KEY_PREFIX", prefix);
     env.put("RATELIMIT_FAILURE_MODE", failureMode);
+    // a busy machine must not turn a slow Redis answer into the failure mode's (the default is
+    // 250 ms): here only a stopped Redis may; it refuses at once, whatever the timeout
+    env.put("RATELIMIT_TIMEOUT", "5s");
+    env.put("RATELIMIT_REDIS_TIMEOUT", "5s");
     env.put("RATELIMIT_SERVICE_GRPC_ENABLED", "true");
     env.put("RATELIMIT_SERVICE_GRPC_PORT", "0");
     env.put("RATELIMIT_SERVICE_GRPC_CONFIG", "classpath:envoy/exact.yaml");
