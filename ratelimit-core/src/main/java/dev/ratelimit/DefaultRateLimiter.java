@@ -527,6 +527,11 @@ final class DefaultRateLimiter implements RateLimiter {
     return reservations.reserve(key, policies, estimate);
   }
 
+  @Override
+  public boolean takesReservations() {
+    return backend.reserves();
+  }
+
   // ---------------------------------------------------------------------------------- inspect, reset
 
   @Override

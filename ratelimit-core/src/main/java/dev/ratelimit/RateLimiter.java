@@ -244,6 +244,15 @@ public interface RateLimiter extends AutoCloseable {
   }
 
   /**
+   * Whether {@link #reserve} works here: true for the built limiter on a backend that takes
+   * reservations (the in-memory and Redis ones do); false by default. What builds on
+   * reservations ({@code count-when}, {@code countWhen}) asks it at configuration time.
+   */
+  default boolean takesReservations() {
+    return false;
+  }
+
+  /**
    * The state of {@code key} now, as the decision a cost-1 check would get, consuming nothing and
    * writing nothing; {@code remaining} is what is available now. Calls the backend directly: a
    * backend failure is thrown to the caller, and the circuit breaker neither sees nor skips it.

@@ -116,6 +116,7 @@ class ReservationTest {
       }
     };
     try (RateLimiter limiter = RateLimiter.builder().backend(checksOnly).build()) {
+      assertThat(limiter.takesReservations()).isFalse();
       assertThatThrownBy(() -> limiter.reserve("k", policy, 1))
           .isInstanceOf(UnsupportedOperationException.class)
           .hasMessageContaining("Backend.reserves()");

@@ -70,6 +70,9 @@ final class FilterEngine {
 
     HttpEngine.Verdict verdict = plan.checkAll();
     if (!verdict.allowed()) {
+      if (verdict.countAfter()) {
+        plan.release(); // refused: what earlier count-when rules reserved is given back
+      }
       RateLimitResponses.writeHeadersOfDenial(request, response, verdict.checked(), engine.headers());
       deniedHandler.handle(request, response, verdict.decision(), verdict.deniedResponse());
       return;
@@ -88,18 +91,18 @@ final class FilterEngine {
         request.getAsyncContext().addListener(whenComplete(plan, response)); // the status is known then
       } else {
         // an exception leaving the chain becomes the container's 500, unless the response is already out
-        plan.charge(thrown && !response.isCommitted() ? HttpServletResponse.SC_INTERNAL_SERVER_ERROR
+        plan.settle(thrown && !response.isCommitted() ? HttpServletResponse.SC_INTERNAL_SERVER_ERROR
             : response.getStatus());
       }
     }
   }
 
-  /** Charges when the asynchronous request completes, with the status it completed with. */
+  /** Settles when the asynchronous request completes, with the status it completed with. */
   private static AsyncListener whenComplete(HttpEngine.Plan plan, HttpServletResponse response) {
     return new AsyncListener() {
       @Override
       public void onComplete(AsyncEvent event) {
-        plan.charge(event.getSuppliedResponse() instanceof HttpServletResponse supplied ? supplied.getStatus()
+        plan.settle(event.getSuppliedResponse() instanceof HttpServletResponse supplied ? supplied.getStatus()
             : response.getStatus());
       }
 

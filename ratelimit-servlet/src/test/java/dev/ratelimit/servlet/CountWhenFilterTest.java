@@ -38,9 +38,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A rule's {@code count-when}, over HTTP in Jetty: refused while there is no room, charged after the
- * response when the condition holds, also for an exception and an asynchronous request, and the
- * over-admission of requests in flight at once.
+ * A rule's {@code count-when}, over HTTP in Jetty: its cost reserved before the request (refused
+ * while there is no room), committed after the response when the condition holds and given back
+ * otherwise, also for an exception and an asynchronous request; requests in flight at once never
+ * pass beyond the limit.
  */
 class CountWhenFilterTest {
   private final ManualClock clock = ManualClock.at(Instant.ofEpochSecond(1_700_000_000L));
@@ -67,10 +68,11 @@ class CountWhenFilterTest {
     protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException, ServletException {
       switch (request.getServletPath()) {
         case "/boom" -> throw new ServletException("boom");
-        case "/later" -> {
+        case "/later", "/later-ok" -> {
           AsyncContext async = request.startAsync();
+          int status = request.getServletPath().equals("/later") ? 401 : 200;
           async.start(() -> {
-            ((HttpServletResponse) async.getResponse()).setStatus(401);
+            ((HttpServletResponse) async.getResponse()).setStatus(status);
             async.complete();
           });
         }
@@ -82,7 +84,7 @@ class CountWhenFilterTest {
   private TestServer serve(RateLimitRule rule, HttpServlet servlet) {
     RateLimitFilter filter = RateLimitFilter.builder(limiter).rule(rule).build();
     server = TestServer.start(context -> {
-      for (String path : List.of("/login", "/boom", "/later")) {
+      for (String path : List.of("/login", "/boom", "/later", "/later-ok")) {
         ServletHolder holder = new ServletHolder(servlet);
         holder.setAsyncSupported(true);
         context.addServlet(holder, path);
@@ -95,7 +97,7 @@ class CountWhenFilterTest {
   }
 
   private RateLimitRule loginRule(String countWhen) {
-    return RateLimitRule.builder("login").path("/login", "/boom", "/later").policy(failures).countWhen(countWhen)
+    return RateLimitRule.builder("login").path("/login", "/boom", "/later", "/later-ok").policy(failures).countWhen(countWhen)
         .build();
   }
 
@@ -114,7 +116,7 @@ class CountWhenFilterTest {
       HttpResponse<String> failed = server.get("/login?password=wrong");
       assertThat(failed.statusCode()).isEqualTo(401);
       assertThat(StructuredFields.parseList(failed.headers().firstValue("RateLimit").orElseThrow()).get(0).integer("r"))
-          .as("the room before this request's outcome").isEqualTo(3 - i);
+          .as("the room left while this request held its unit").isEqualTo(2 - i);
     }
     assertThat(room()).isZero();
     HttpResponse<String> refused = server.get("/login?password=right");
@@ -134,14 +136,40 @@ class CountWhenFilterTest {
   }
 
   @Test
-  void anAsynchronousRequestIsChargedWhenItCompletes() throws InterruptedException {
+  void anAsynchronousRequestIsSettledWhenItCompletes() throws InterruptedException {
     serve(loginRule("#response.status == 401"), new Login());
+    assertThat(server.get("/later-ok").statusCode()).isEqualTo(200);
+    awaitRoom(3); // its unit was held until it completed, then given back
+    assertThat(room()).as("a success completed asynchronously is not counted").isEqualTo(3);
     assertThat(server.get("/later").statusCode()).isEqualTo(401);
+    assertThat(server.get("/later-ok").statusCode()).isEqualTo(200);
+    awaitRoom(2);
+    assertThat(room()).as("the failure counted, the success given back").isEqualTo(2);
+  }
+
+  /** Completion's listeners may run after the response went out: waits (10 s at most) for the room to be {@code expected}. */
+  private void awaitRoom(long expected) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (room() != 2 && System.nanoTime() < deadline) {
-      Thread.sleep(5); // completion's listeners may run after the response went out
+    while (room() != expected && System.nanoTime() < deadline) {
+      Thread.sleep(5);
     }
+  }
+
+  @Test
+  void aRequestRefusedByALaterRuleGivesBackWhatACountWhenRuleReserved() {
+    Policy once = Policy.of(1, Duration.ofMinutes(15)).withName("once");
+    RateLimitFilter filter = RateLimitFilter.builder(limiter).matchAll(true)
+        .rule(loginRule("#response.status == 401"))
+        .rule(RateLimitRule.builder("once").path("/login").policy(once).build())
+        .build();
+    server = TestServer.start(context -> {
+      context.addServlet(new ServletHolder(new Login()), "/login");
+      context.addFilter(new FilterHolder(filter), "/*", EnumSet.of(DispatcherType.REQUEST));
+    });
+    assertThat(server.get("/login?password=wrong").statusCode()).isEqualTo(401);
     assertThat(room()).isEqualTo(2);
+    assertThat(server.get("/login?password=wrong").statusCode()).as("refused by the second rule").isEqualTo(429);
+    assertThat(room()).as("the refused request's reservation was given back").isEqualTo(2);
   }
 
   @Test
@@ -156,12 +184,12 @@ class CountWhenFilterTest {
   }
 
   /**
-   * N requests in flight at once, with room for 1: each passes the check before any is charged (the
-   * servlet holds them until all have arrived), so all N are admitted, N − 1 beyond the limit, the
-   * bound; once they are answered, the charges leave exactly the limit counted.
+   * N requests in flight at once, with room for 1: the first reserves the unit and is held by the
+   * servlet until the others have been answered; each of them finds no room and is refused, so
+   * exactly one runs, and its failure leaves exactly the limit counted.
    */
   @Test
-  void requestsInFlightAtOnceAreAdmittedUpToTheirNumberMinusOneBeyondTheLimit() throws Exception {
+  void requestsInFlightAtOnceNeverPassBeyondTheLimit() throws Exception {
     int n = 8;
     Policy one = Policy.of(1, Duration.ofMinutes(15)).withName("one");
     CountDownLatch release = new CountDownLatch(1);
@@ -185,17 +213,28 @@ class CountWhenFilterTest {
       for (int i = 0; i < n; i++) {
         answers.add(clients.submit(() -> server.get("/login").statusCode()));
       }
+      int refused = 0;
+      List<Future<Integer>> pending = new ArrayList<>(answers);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-      while (entered.get() < n && System.nanoTime() < deadline) {
+      while (refused < n - 1 && System.nanoTime() < deadline) { // all but the one holding the unit
+        for (java.util.Iterator<Future<Integer>> it = pending.iterator(); it.hasNext(); ) {
+          Future<Integer> answer = it.next();
+          if (answer.isDone()) {
+            assertThat(answer.get()).isEqualTo(429);
+            refused++;
+            it.remove();
+          }
+        }
         Thread.sleep(5);
       }
+      assertThat(entered.get()).as("only the request holding the unit runs").isEqualTo(1);
       release.countDown();
       int admitted = 0;
       for (Future<Integer> answer : answers) {
         admitted += answer.get(30, TimeUnit.SECONDS) == 401 ? 1 : 0;
       }
-      assertThat(admitted - one.limit()).as("admitted beyond the limit").isLessThanOrEqualTo(n - 1)
-          .isEqualTo(n - 1); // every one was in flight before any was charged: the bound is reached
+      assertThat(admitted).as("admitted: the limit, none beyond").isEqualTo(one.limit());
+      assertThat(entered.get()).isEqualTo(1);
     } finally {
       clients.shutdownNow();
     }
@@ -228,6 +267,25 @@ class CountWhenFilterTest {
       assertThat(server.send("POST", "/login?password=wrong").statusCode()).isEqualTo(401);
     }
     assertThat(server.send("POST", "/login?password=right").statusCode()).as("locked out").isEqualTo(429);
+  }
+
+  @Test
+  void aLimiterWithoutReservationsIsRefusedWhenTheFilterIsBuilt() {
+    dev.ratelimit.spi.Backend plain = new dev.ratelimit.spi.Backend() {
+      @Override
+      public <R> R execute(dev.ratelimit.spi.Command<R> command) {
+        throw new UnsupportedOperationException();
+      }
+
+      @Override
+      public void close() {}
+    };
+    try (RateLimiter without = RateLimiter.builder().backend(plain).build()) {
+      assertThatThrownBy(() -> RateLimitFilter.builder(without).rule(loginRule("#response.status == 401")).build())
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("rule 'login' has count-when, which reserves its cost before the request")
+          .hasMessageContaining("does not take reservations");
+    }
   }
 
   @Test

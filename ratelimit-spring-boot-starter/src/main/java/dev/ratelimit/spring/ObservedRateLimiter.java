@@ -232,6 +232,11 @@ final class ObservedRateLimiter implements RateLimiter {
   }
 
   @Override
+  public boolean takesReservations() {
+    return delegate.takesReservations();
+  }
+
+  @Override
   public MultiDecision peekAll(String key, List<Policy> policies, long cost) {
     return delegate.peekAll(key, policies, cost);
   }

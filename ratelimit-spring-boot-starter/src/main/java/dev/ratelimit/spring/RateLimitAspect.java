@@ -4,6 +4,7 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Reservation;
 import dev.ratelimit.annotation.RateLimitExceededException;
 import dev.ratelimit.annotation.RateLimited;
 import dev.ratelimit.internal.expression.Pipeline;
@@ -67,14 +68,18 @@ public class RateLimitAspect implements MethodInterceptor {
     Map<String, List<Policy>> pending = new LinkedHashMap<>(checks.before); // keys not yet admitted
     List<Decision> admitted = new ArrayList<>();
     while (true) {
-      // countWhen's policies first, consuming nothing: a call they refuse is charged nowhere
-      MultiDecision peeked = checks.after.isEmpty() ? null : peek(checks.after, admitted, cost);
+      // countWhen's policies first, reserved: a call they refuse is charged nowhere
+      List<Held> held = checks.after.isEmpty() ? List.of() : new ArrayList<>();
+      MultiDecision reserved = checks.after.isEmpty() ? null : reserve(checks.after, admitted, cost, held);
       MultiDecision decision;
-      if (peeked != null && (!peeked.allowed() || (pending.isEmpty() && admitted.isEmpty()))) {
-        decision = peeked; // refused, or nothing to charge before the call
+      if (reserved != null && (!reserved.allowed() || (pending.isEmpty() && admitted.isEmpty()))) {
+        decision = reserved; // refused (nothing held), or nothing to charge before the call
       } else {
         MultiDecision charged = check(pending, admitted, cost);
-        decision = peeked == null ? charged : joined(peeked, charged);
+        decision = reserved == null ? charged : joined(reserved, charged);
+        if (!charged.allowed()) {
+          cancel(held); // refused by a policy charged before the call: it will not run
+        }
       }
       if (decision.allowed()) {
         web.writeHeaders(request, method, specific, limited.mode(), decision);
@@ -82,7 +87,7 @@ public class RateLimitAspect implements MethodInterceptor {
         if (delay > 0) {
           TimeUnit.NANOSECONDS.sleep(delay); // admitted by a leaky bucket: wait for our slot
         }
-        return checks.after.isEmpty() ? call.proceed() : proceedAndCharge(call, context, checks.after, cost);
+        return held.isEmpty() ? call.proceed() : proceedAndSettle(call, context, held, cost);
       }
       Decision limiting = decision.limiting();
       long retryNanos = limiting.retryAfterMicros() * 1_000L; // no Duration on every refusal
@@ -130,46 +135,57 @@ public class RateLimitAspect implements MethodInterceptor {
   /** A policy charged after the call, when its annotation's countWhen holds. */
   record Counted(Policy policy, Pipeline.Condition countWhen) {}
 
+  /** A countWhen policy's reservation for one call, settled by its condition once the call ends. */
+  record Held(Counted counted, Reservation reservation) {}
+
   /**
-   * Peeks at the {@code after} keys (at least one) in order, one {@code peekAll} each, up to the
-   * first denial (with the {@code admitted} decisions before it).
+   * Reserves the call's cost on each {@code after} policy, in order, one reservation each (each
+   * countWhen is settled on its own), up to the first refusal; then those already taken are
+   * cancelled and the refusal answered (with the {@code admitted} decisions before it). The ones
+   * taken are put in {@code held}.
    */
-  private MultiDecision peek(Map<String, List<Counted>> after, List<Decision> admitted, long cost) {
+  MultiDecision reserve(Map<String, List<Counted>> after, List<Decision> admitted, long cost, List<Held> held) {
     List<Decision> seen = new ArrayList<>();
     for (Map.Entry<String, List<Counted>> entry : after.entrySet()) {
-      MultiDecision part = limiter.peekAll(entry.getKey(), policies(entry.getValue()), cost);
-      seen.addAll(part.decisions());
-      if (!part.allowed()) {
-        List<Decision> decisions = new ArrayList<>(admitted);
-        decisions.addAll(seen);
-        return new MultiDecision(false, decisions);
+      for (Counted counted : entry.getValue()) {
+        Reservation reservation = limiter.reserve(entry.getKey(), counted.policy(), cost);
+        seen.addAll(reservation.decisions().decisions());
+        if (!reservation.allowed()) {
+          cancel(held);
+          List<Decision> decisions = new ArrayList<>(admitted);
+          decisions.addAll(seen);
+          return new MultiDecision(false, decisions);
+        }
+        held.add(new Held(counted, reservation));
       }
     }
     return new MultiDecision(true, seen);
   }
 
-  private static List<Policy> policies(List<Counted> counted) {
-    List<Policy> policies = new ArrayList<>(counted.size());
-    for (Counted c : counted) {
-      policies.add(c.policy());
+  /** Gives back every reservation in {@code held} (the call did not run), and forgets them. */
+  static void cancel(List<Held> held) {
+    if (held.isEmpty()) {
+      return; // also List.of(), which cannot be cleared
     }
-    return policies;
+    for (Held h : held) {
+      h.reservation().cancel();
+    }
+    held.clear();
   }
 
-  private static MultiDecision joined(MultiDecision peeked, MultiDecision charged) {
-    List<Decision> decisions = new ArrayList<>(peeked.decisions());
+  static MultiDecision joined(MultiDecision reserved, MultiDecision charged) {
+    List<Decision> decisions = new ArrayList<>(reserved.decisions());
     decisions.addAll(charged.decisions());
     return new MultiDecision(charged.allowed(), decisions);
   }
 
   /**
-   * Runs the call, then charges each {@code after} policy whose countWhen holds for what it returned
-   * ({@code #result}) or threw ({@code #exception}): one {@code checkAll} per key, which consumes
-   * nothing when other calls took the room meanwhile. A countWhen that fails counts the call (it
-   * ran), and then throws.
+   * Runs the call, then settles each reservation: committed when its countWhen holds for what the
+   * call returned ({@code #result}) or threw ({@code #exception}), cancelled otherwise. A countWhen
+   * that fails counts the call (it ran), and then throws.
    */
-  private Object proceedAndCharge(MethodInvocation call, SandboxContext context, Map<String, List<Counted>> after,
-      long cost) throws Throwable {
+  private Object proceedAndSettle(MethodInvocation call, SandboxContext context, List<Held> held, long cost)
+      throws Throwable {
     Object result = null;
     Throwable thrown = null;
     try {
@@ -177,27 +193,7 @@ public class RateLimitAspect implements MethodInterceptor {
     } catch (Throwable t) {
       thrown = t;
     }
-    context.setVariable("result", result);
-    context.setVariable("exception", thrown);
-    RuntimeException failed = null;
-    for (Map.Entry<String, List<Counted>> entry : after.entrySet()) {
-      List<Policy> charged = new ArrayList<>(entry.getValue().size());
-      for (Counted c : entry.getValue()) {
-        boolean holds;
-        try {
-          holds = c.countWhen().test(context);
-        } catch (RuntimeException e) {
-          holds = true;
-          failed = failed == null ? e : failed;
-        }
-        if (holds) {
-          charged.add(c.policy());
-        }
-      }
-      if (!charged.isEmpty()) {
-        limiter.checkAll(entry.getKey(), charged, cost);
-      }
-    }
+    RuntimeException failed = settle(held, context, result, thrown, cost);
     if (failed != null) {
       if (thrown != null) {
         failed.addSuppressed(thrown);
@@ -208,6 +204,31 @@ public class RateLimitAspect implements MethodInterceptor {
       throw thrown;
     }
     return result;
+  }
+
+  /**
+   * Settles {@code held} for a call that returned {@code result} or threw {@code thrown}; the
+   * first countWhen failure (the others settled, its own committed), or null.
+   */
+  static RuntimeException settle(List<Held> held, SandboxContext context, Object result, Throwable thrown, long cost) {
+    context.setVariable("result", result);
+    context.setVariable("exception", thrown);
+    RuntimeException failed = null;
+    for (Held h : held) {
+      boolean holds;
+      try {
+        holds = h.counted().countWhen().test(context);
+      } catch (RuntimeException e) {
+        holds = true;
+        failed = failed == null ? e : failed;
+      }
+      if (holds) {
+        h.reservation().commit(cost);
+      } else {
+        h.reservation().cancel();
+      }
+    }
+    return failed;
   }
 
   /** A context holding the call's arguments, by name and position, and {@code #method}. */

@@ -179,7 +179,8 @@ public class RateLimitAutoConfiguration {
   static class AspectConfiguration {
     @Bean
     @ConditionalOnMissingBean
-    RateLimitedMethods rateLimitedMethods(PolicyRegistry policies, BeanFactory beans, RateLimitProperties properties) {
+    RateLimitedMethods rateLimitedMethods(PolicyRegistry policies, BeanFactory beans, RateLimitProperties properties,
+        ObjectProvider<RateLimiter> limiter) {
       // the annotation's sandbox: data objects' getters and methods, and the application's beans
       Sandbox sandbox = Sandbox.builder().dataObjects().beans(new BeanFactoryResolver(beans), beans::containsBean)
           .build();
@@ -190,7 +191,7 @@ public class RateLimitAutoConfiguration {
               ? Pipeline.MissingKey.REJECT : Pipeline.MissingKey.SHARED_BUCKET)
           .subject("call")
           .rejection("refused with MissingRateLimitKeyException")
-          .build());
+          .build(), () -> limiter.getObject().takesReservations());
     }
 
     @Bean

@@ -35,6 +35,8 @@ final class RateLimitedMethods {
 
   private final PolicyRegistry policies;
   private final Pipeline pipeline;
+  /** Whether the limiter takes reservations, which countWhen needs; asked when a countWhen is parsed. */
+  private final java.util.function.BooleanSupplier reservations;
   private final ParameterNameDiscoverer names = new DefaultParameterNameDiscoverer();
   private final Map<Method, Object> cache = new ConcurrentHashMap<>();
   /** Derived inline policy names, and the method each belongs to. */
@@ -45,9 +47,10 @@ final class RateLimitedMethods {
    * maps, instance methods) and the application's beans; what it would refuse on every call fails
    * start-up.
    */
-  RateLimitedMethods(PolicyRegistry policies, Pipeline pipeline) {
+  RateLimitedMethods(PolicyRegistry policies, Pipeline pipeline, java.util.function.BooleanSupplier reservations) {
     this.policies = policies;
     this.pipeline = pipeline;
+    this.reservations = reservations;
     policies.beforeUpdate(this::requirePossibleUpdate);
   }
 
@@ -223,10 +226,11 @@ final class RateLimitedMethods {
    */
   private Pipeline.Condition countWhen(String text, Method method, String[] parameterNames, Set<String> callVariables,
       boolean own, Policy policy, String where) {
-    if (ReactiveCalls.isReactive(method.getReturnType())) {
-      throw new IllegalArgumentException("@RateLimited on " + where + ": countWhen is not supported on a method that"
-          + " returns " + method.getReturnType().getSimpleName() + " (its outcome is known only when its publisher"
-          + " completes); limit it without countWhen, or count in the publisher");
+    if (!reservations.getAsBoolean()) {
+      throw new IllegalArgumentException("@RateLimited on " + where + ": countWhen reserves the call's cost before"
+          + " it runs and settles it after, but the RateLimiter bean does not take reservations"
+          + " (RateLimiter.takesReservations() is false: a Backend whose reserves() is false); use the in-memory"
+          + " or the Redis backend, or drop countWhen");
     }
     if (policy.algorithm() == Algorithm.LEAKY_BUCKET) {
       throw new IllegalArgumentException("@RateLimited on " + where + ": countWhen charges a call after it ran, where"
@@ -234,13 +238,19 @@ final class RateLimitedMethods {
           + " same calls");
     }
     Set<String> names = new java.util.LinkedHashSet<>(callVariables);
+    boolean reactive = ReactiveCalls.isReactive(method.getReturnType());
     boolean result = !own || method.getReturnType() != void.class;
     if (result) {
       names.add("result");
     }
     names.add("exception");
-    Variables variables = variables(names, shapes(method, parameterNames, true), method, parameterNames,
-        result ? "#result, #exception (what the call returned or threw)" : "#exception (what the call threw)");
+    Map<String, Shape> shapes = shapes(method, parameterNames, true);
+    if (reactive) {
+      shapes.put("result", Shape.ANY); // what the publisher emitted, not the publisher
+    }
+    Variables variables = variables(names, shapes, method, parameterNames, reactive
+        ? "#result, #exception (the last value the publisher emitted, or the error it signalled)"
+        : result ? "#result, #exception (what the call returned or threw)" : "#exception (what the call threw)");
     return pipeline.condition(text, "@RateLimited on " + where + ": countWhen", variables, true, "the call was counted");
   }
 

@@ -6,6 +6,7 @@ import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
 import dev.ratelimit.annotation.RateLimitExceededException;
 import dev.ratelimit.annotation.RateLimited;
+import dev.ratelimit.internal.expression.SandboxContext;
 import dev.ratelimit.webflux.EventLoops;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,7 +27,11 @@ import reactor.core.publisher.Mono;
  * allowed subscription calls the method then and subscribes to what it returns; a denial is the
  * error signal {@link RateLimitExceededException} (or the fallback method's publisher); {@code
  * Mode.WAIT} delays the subscription on Reactor's timer until the limit has room (or maxWait), and
- * a leaky bucket's delay likewise. Loaded only when Reactor is present.
+ * a leaky bucket's delay likewise. A countWhen policy is reserved when the subscription is admitted
+ * and settled when the publisher ends: its condition reads {@code #result}, the last value emitted
+ * (null when none), and {@code #exception}, the error signalled; a cancelled subscription counts.
+ * Reserves and settles are blocking calls, made on Reactor's bounded-elastic scheduler. Loaded only
+ * when Reactor is present.
  */
 final class ReactiveCalls {
   /** Whether Reactor is on the class path. */
@@ -52,17 +57,22 @@ final class ReactiveCalls {
     return REACTOR && (Mono.class.isAssignableFrom(type) || Flux.class.isAssignableFrom(type));
   }
 
+  /** What a subscription was admitted with: the decision, and the countWhen reservations it holds. */
+  private record Admission(MultiDecision decision, RateLimitAspect.Checks checks, SandboxContext context,
+      List<RateLimitAspect.Held> held) {}
+
   /** The call's result, limited per subscription. */
   Object invoke(MethodInvocation call, RateLimitedMethod limited) {
     Class<?> type = call.getMethod().getReturnType();
     // the call and the end of the exchange on the server's event loop, not the backend's I/O thread (see EventLoops)
-    Mono<MultiDecision> admitted = EventLoops.onSubscribingLoop(
+    Mono<Admission> admitted = EventLoops.onSubscribingLoop(
         Mono.defer(() -> admit(call, limited, System.nanoTime() + limited.maxWait().toNanos())));
     if (Flux.class.isAssignableFrom(type)) {
-      return Flux.defer(() -> admitted.flatMapMany(d -> d.allowed() ? Flux.from(proceed(call))
-          : Flux.from(fallback(call, limited, d))));
+      return Flux.defer(() -> admitted.flatMapMany(a -> !a.decision().allowed() ? Flux.from(fallback(call, limited, a.decision()))
+          : a.held().isEmpty() ? Flux.from(proceed(call)) : settled(Flux.from(proceed(call)), a)));
     }
-    Mono<Object> mono = admitted.flatMap(d -> d.allowed() ? Mono.from(proceed(call)) : Mono.from(fallback(call, limited, d)));
+    Mono<Object> mono = admitted.flatMap(a -> !a.decision().allowed() ? Mono.from(fallback(call, limited, a.decision()))
+        : a.held().isEmpty() ? Mono.from(proceed(call)) : settled(Mono.from(proceed(call)), a));
     if (CompletionStage.class.isAssignableFrom(type)) {
       return mono.toFuture(); // a CompletionStage runs now: this call is its one subscription
     }
@@ -70,32 +80,93 @@ final class ReactiveCalls {
   }
 
   /**
-   * The decision for one subscription: allowed (after a leaky bucket's delay), or denied once WAIT
-   * has no time left; a missing key is an error signal. Keys and cost are evaluated once.
+   * {@code run}, its countWhen reservations settled when it ends: by the condition on what it
+   * emitted last ({@code #result}, null when nothing) or signalled ({@code #exception}); a
+   * cancelled subscription is counted (the work may have run; an abort must not avoid the limit).
    */
-  private Mono<MultiDecision> admit(MethodInvocation call, RateLimitedMethod limited, long deadline) {
-    RateLimitAspect.Checks checks = aspect.evaluate(limited, aspect.variables(limited, call.getArguments()));
-    return attempt(limited, checks, new ArrayList<>(checks.before.entrySet()), new ArrayList<>(), deadline);
+  private static <T> Mono<T> settled(Mono<T> run, Admission a) {
+    java.util.concurrent.atomic.AtomicReference<Object> last = new java.util.concurrent.atomic.AtomicReference<>();
+    return Mono.usingWhen(Mono.just(a), x -> run.doOnNext(last::set),
+        x -> settle(a, last.get(), null), (x, e) -> settle(a, last.get(), e), x -> settle(a, last.get(), CANCELLED));
   }
 
-  /** One try: the keys still pending, in order; WAIT tries again after the denial's retryAfter. */
-  private Mono<MultiDecision> attempt(RateLimitedMethod limited, RateLimitAspect.Checks checks,
+  private static <T> Flux<T> settled(Flux<T> run, Admission a) {
+    java.util.concurrent.atomic.AtomicReference<Object> last = new java.util.concurrent.atomic.AtomicReference<>();
+    return Flux.usingWhen(Mono.just(a), x -> run.doOnNext(last::set),
+        x -> settle(a, last.get(), null), (x, e) -> settle(a, last.get(), e), x -> settle(a, last.get(), CANCELLED));
+  }
+
+  /** Stands for a cancelled subscription: its reservations are committed, whatever the condition. */
+  private static final Throwable CANCELLED = new java.util.concurrent.CancellationException("cancelled");
+
+  /** Settles off the event loop (a blocking call on a remote backend); a failing countWhen is the error signal. */
+  private static Mono<Void> settle(Admission a, Object result, Throwable signalled) {
+    return EventLoops.offload(() -> {
+      if (signalled == CANCELLED) {
+        for (RateLimitAspect.Held h : a.held()) {
+          h.reservation().commit(a.checks().cost);
+        }
+        return Boolean.TRUE;
+      }
+      RuntimeException failed = RateLimitAspect.settle(a.held(), a.context(), result, signalled, a.checks().cost);
+      if (failed != null) {
+        throw failed;
+      }
+      return Boolean.TRUE;
+    }).then();
+  }
+
+  /**
+   * The admission of one subscription: allowed (after a leaky bucket's delay), or denied once WAIT
+   * has no time left; a missing key is an error signal. Keys and cost are evaluated once.
+   */
+  private Mono<Admission> admit(MethodInvocation call, RateLimitedMethod limited, long deadline) {
+    SandboxContext context = aspect.variables(limited, call.getArguments());
+    RateLimitAspect.Checks checks = aspect.evaluate(limited, context);
+    return attempt(limited, checks, context, new ArrayList<>(checks.before.entrySet()), new ArrayList<>(), deadline);
+  }
+
+  /**
+   * One try: countWhen's policies reserved first (off the event loop: a blocking call), then the
+   * keys still pending, in order; WAIT tries again after the denial's retryAfter.
+   */
+  private Mono<Admission> attempt(RateLimitedMethod limited, RateLimitAspect.Checks checks, SandboxContext context,
       List<Map.Entry<String, List<Policy>>> pending, List<Decision> admitted, long deadline) {
-    return check(pending, admitted, checks.cost).flatMap(decision -> {
+    Mono<Admission> reserved = checks.after.isEmpty() ? Mono.just(new Admission(null, checks, context, List.of()))
+        : EventLoops.offload(() -> {
+          List<RateLimitAspect.Held> held = new ArrayList<>();
+          return new Admission(aspect.reserve(checks.after, admitted, checks.cost, held), checks, context, held);
+        });
+    return reserved.flatMap(r -> {
+      MultiDecision first = r.decision();
+      if (first != null && (!first.allowed() || (pending.isEmpty() && admitted.isEmpty()))) {
+        return Mono.just(r); // refused (nothing held), or nothing to charge before the call
+      }
+      return check(pending, admitted, checks.cost).flatMap(charged -> {
+        Admission joined = new Admission(first == null ? charged : RateLimitAspect.joined(first, charged), checks,
+            context, r.held());
+        return charged.allowed() || r.held().isEmpty() ? Mono.just(joined)
+            : EventLoops.offload(() -> { // refused before the call: what countWhen reserved goes back
+              RateLimitAspect.cancel(r.held());
+              return joined;
+            });
+      });
+    }).flatMap(a -> {
+      MultiDecision decision = a.decision();
       if (decision.allowed()) {
         long delay = RateLimitAspect.maxDelayMicros(decision);
-        return delay > 0 ? Mono.delay(Duration.ofNanos(delay * 1_000)).thenReturn(decision) : Mono.just(decision);
+        return delay > 0 ? Mono.delay(Duration.ofNanos(delay * 1_000)).thenReturn(a) : Mono.just(a);
       }
       Duration retry = decision.limiting().retryAfter();
       if (limited.mode() == RateLimited.Mode.WAIT && System.nanoTime() + retry.toNanos() <= deadline) {
         // on Reactor's timer, no thread sleeping; keys admitted before stay admitted, not charged twice
         return Mono.delay(retry.isZero() ? Duration.ofNanos(1) : retry)
-            .then(Mono.defer(() -> attempt(limited, checks, pending, admitted, deadline)));
+            .then(Mono.defer(() -> attempt(limited, checks, context, pending, admitted, deadline)));
       }
       if (denials != null) {
         denials.denied(limited.describe(), decision.limiting(), checks.keyOf(decision.limiting().policy()));
       }
-      return Mono.just(decision);
+      return Mono.just(a);
     });
   }
 

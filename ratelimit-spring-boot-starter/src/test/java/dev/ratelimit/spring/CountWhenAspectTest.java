@@ -149,12 +149,11 @@ class CountWhenAspectTest {
 
   /**
    * N calls in flight at once on one key, with room for 1: the method holds every admitted call
-   * until all N have either entered or been refused, so each passed the check before any was
-   * charged. Admissions beyond the limit are measured: at most N − 1 (here exactly, the bound being
-   * reached); and the counted state is what the condition says: the limit, no more.
+   * until all N have either entered or been refused. The first reserves the unit, so every other
+   * finds no room and is refused: exactly one runs, and the counted state is the limit, no more.
    */
   @Test
-  void callsInFlightAtOnceAreAdmittedAtMostTheirNumberMinusOneBeyondTheLimit() throws Exception {
+  void callsInFlightAtOnceNeverPassBeyondTheLimit() throws Exception {
     int n = 16;
     Policy held = Policy.of(100, Duration.ofMinutes(15)).withName("held");
     runner.withUserConfiguration(Beans.class).run(context -> {
@@ -162,11 +161,26 @@ class CountWhenAspectTest {
       RateLimiter limiter = context.getBean(RateLimiter.class);
       limiter.checkAll("racing", List.of(held), 99); // room for 1
       Race race = race(logins, "racing", n, i -> false);
-      assertThat(race.admitted - 1).as("admitted beyond the limit (room 1)").isLessThanOrEqualTo(n - 1)
-          .isEqualTo(n - 1);
-      assertThat(race.refused).isZero();
-      assertThat(room(limiter, "racing", held)).as("counted: up to the limit, no more").isZero();
+      assertThat(race.admitted).as("admitted (room 1)").isEqualTo(1);
+      assertThat(race.refused).isEqualTo(n - 1);
+      assertThat(room(limiter, "racing", held)).as("counted: the limit, no more").isZero();
       assertThatThrownBy(() -> logins.held("racing", true)).isInstanceOf(RateLimitExceededException.class);
+    });
+  }
+
+  /** Racing calls that succeed, with room for 1: one holds the unit, the others are refused; its success gives it back. */
+  @Test
+  void racingSuccessesGiveTheirUnitBack() throws Exception {
+    int n = 16;
+    Policy held = Policy.of(100, Duration.ofMinutes(15)).withName("held");
+    runner.withUserConfiguration(Beans.class).run(context -> {
+      Logins logins = context.getBean(Logins.class);
+      RateLimiter limiter = context.getBean(RateLimiter.class);
+      limiter.checkAll("lucky", List.of(held), 99); // room for 1
+      Race race = race(logins, "lucky", n, i -> true);
+      assertThat(race.admitted).as("the unit's holder; the others found it held").isEqualTo(1);
+      assertThat(race.refused).isEqualTo(n - 1);
+      assertThat(room(limiter, "lucky", held)).as("successes are not counted").isEqualTo(1);
     });
   }
 
@@ -237,6 +251,31 @@ class CountWhenAspectTest {
     assertThat(startUpFailure(Leaky.class)).contains("countWhen charges a call after it ran, where the delay of"
         + " policy 'leaky' (LEAKY_BUCKET) cannot shape it; use GCRA");
     assertThat(startUpFailure(Sandboxed.class)).contains("type references T(...) are not allowed");
+  }
+
+  /** countWhen reserves: a limiter on a backend without reservations fails start-up, naming the method. */
+  @Test
+  void aLimiterWithoutReservationsFailsStartUp() {
+    dev.ratelimit.spi.Backend plain = new dev.ratelimit.spi.Backend() {
+      @Override
+      public <R> R execute(dev.ratelimit.spi.Command<R> command) {
+        throw new UnsupportedOperationException();
+      }
+
+      @Override
+      public void close() {}
+    };
+    runner.withBean(RateLimiter.class, () -> RateLimiter.builder().backend(plain).build())
+        .withUserConfiguration(Beans.class).run(context -> {
+          assertThat(context).hasFailed();
+          StringBuilder all = new StringBuilder();
+          for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
+            all.append(t.getMessage()).append('\n');
+          }
+          assertThat(all.toString()).contains("@RateLimited on " + Logins.class.getName())
+              .contains("countWhen reserves the call's cost before it runs and settles it after, but the RateLimiter"
+                  + " bean does not take reservations");
+        });
   }
 
   /**

@@ -221,6 +221,11 @@ public abstract class ReservationContract extends ContractSupport {
   }
 
   @Test
+  void theLimiterSaysItTakesReservations() {
+    assertThat(limiter.takesReservations()).as("what countWhen and count-when ask at start-up").isTrue();
+  }
+
+  @Test
   void badEstimatesAreRefusedBeforeAnythingIsTaken() {
     Policy p = Policy.of(5, Duration.ofSeconds(10));
     String k = key("bad");

@@ -57,6 +57,19 @@ public final class EventLoops {
     });
   }
 
+  /**
+   * {@code work}, which blocks (a reservation's reserve or settle on a remote backend), on Reactor's
+   * bounded-elastic scheduler; its answer signalled back on the Netty event loop that subscribed
+   * (when one did).
+   */
+  public static <T> Mono<T> offload(java.util.concurrent.Callable<T> work) {
+    return Mono.defer(() -> {
+      Scheduler home = NETTY ? OnNetty.current() : null;
+      Mono<T> off = Mono.fromCallable(work).subscribeOn(Schedulers.boundedElastic());
+      return home == null ? off : off.publishOn(home);
+    });
+  }
+
   /** {@code stage} as a Mono: at once when it is done, else signalled on {@code home} (when not null). */
   static <T> Mono<T> answer(CompletionStage<T> stage, Scheduler home) {
     CompletableFuture<T> answer = stage.toCompletableFuture();

@@ -12,7 +12,6 @@ import dev.ratelimit.internal.http.LimitHeaders;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
@@ -146,17 +145,13 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
   }
 
   /**
-   * Rule {@code i}'s check without blocking an event loop: charged now, or with count-when only
-   * peeked at (a remote backend's peek is a blocking read: on Reactor's bounded-elastic scheduler).
+   * Rule {@code i}'s check without blocking an event loop: charged now, or with count-when
+   * reserved (a blocking call: on Reactor's bounded-elastic scheduler).
    */
   private static Mono<MultiDecision> check(ServerHttpRequest request, HttpEngine.Plan plan, int i) {
-    if (!plan.peeks(i)) {
-      return Mono.defer(() -> {
-        CompletableFuture<MultiDecision> answer = plan.checkAsync(i).toCompletableFuture();
-        // answered now (memory, the near-cache): go on here; else back from the backend's I/O thread
-        return answer.isDone() ? Mono.fromFuture(answer)
-            : Mono.fromFuture(answer).publishOn(EventLoops.of(request));
-      });
+    if (!plan.reserves(i)) {
+      // answered now (memory, the near-cache): go on here; else back from the backend's I/O thread
+      return Mono.defer(() -> EventLoops.answer(plan.checkAsync(i), EventLoops.of(request)));
     }
     return Mono.fromCallable(() -> plan.check(i))
         .subscribeOn(Schedulers.boundedElastic()).publishOn(EventLoops.of(request));
@@ -166,21 +161,32 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
       HttpEngine.Plan plan, HttpEngine.Verdict verdict) {
     if (!verdict.allowed()) {
       ExchangeResponses.writeHeadersOfDenial(exchange, verdict.checked(), current.headers());
-      return deniedHandler.handle(exchange, verdict.decision(), verdict.deniedResponse());
+      Mono<Void> denied = deniedHandler.handle(exchange, verdict.decision(), verdict.deniedResponse());
+      // refused: what earlier count-when rules reserved is given back
+      return verdict.countAfter() && plan.holds() ? offloaded(exchange.getRequest(), plan::release).then(denied) : denied;
     }
     ExchangeResponses.writeHeaders(exchange, verdict.checked(), current.headers());
     if (!verdict.countAfter()) {
       return chain.filter(exchange);
     }
-    return chain.filter(exchange)
-        .onErrorResume(e -> charge(plan, exchange.getResponse().isCommitted() ? status(exchange) : 500)
-            .then(Mono.error(e)))
-        .then(Mono.defer(() -> charge(plan, status(exchange))));
+    // settled just before the response is committed, its status known: the client never sees the
+    // response while its unit is still held (an error becomes the error handler's response, 500 by
+    // default, and is settled with it); an exchange that never answers stays charged
+    exchange.getResponse().beforeCommit(() -> settle(exchange, plan, status(exchange)));
+    return chain.filter(exchange);
   }
 
-  /** Charges the count-when rules whose condition holds for {@code status}; never fails. */
-  private static Mono<Void> charge(HttpEngine.Plan plan, int status) {
-    return Mono.fromCompletionStage(() -> plan.chargeAsync(status));
+  /** Settles the count-when rules' reservations for {@code status}: committed where the condition holds; never fails. */
+  private static Mono<Void> settle(ServerWebExchange exchange, HttpEngine.Plan plan, int status) {
+    return offloaded(exchange.getRequest(), () -> plan.settle(status));
+  }
+
+  /**
+   * {@code work} (a blocking settle, which never throws) off the event loop, the exchange then
+   * going on on its own event loop (see {@link EventLoops}).
+   */
+  private static Mono<Void> offloaded(ServerHttpRequest request, Runnable work) {
+    return Mono.fromRunnable(work).subscribeOn(Schedulers.boundedElastic()).publishOn(EventLoops.of(request)).then();
   }
 
   private static int status(ServerWebExchange exchange) {

@@ -161,6 +161,76 @@ class RateLimitWebFilterTest {
     }
   }
 
+  /**
+   * Eight requests in flight at once with room for one failure: the first reserves the unit and is
+   * held until the others were answered; they find no room, so exactly one runs and counts.
+   */
+  @Test
+  void countWhenRequestsInFlightAtOnceNeverPassBeyondTheLimit() throws Exception {
+    int n = 8;
+    Policy one = Policy.parse("1/15m").withName("one");
+    java.util.concurrent.CompletableFuture<Void> release = new java.util.concurrent.CompletableFuture<>();
+    java.util.concurrent.atomic.AtomicInteger entered = new java.util.concurrent.atomic.AtomicInteger();
+    org.springframework.web.server.WebHandler held = exchange -> {
+      entered.incrementAndGet();
+      return reactor.core.publisher.Mono.fromFuture(release).then(reactor.core.publisher.Mono.fromRunnable(
+          () -> exchange.getResponse().setStatusCode(org.springframework.http.HttpStatus.UNAUTHORIZED)));
+    };
+    RateLimitWebFilter filter = RateLimitWebFilter.builder(limiter)
+        .rule(rule("login", "/login", one).countWhen("#response.status == 401").build()).build();
+    java.util.concurrent.ExecutorService clients = java.util.concurrent.Executors.newFixedThreadPool(n);
+    try (NettyApp app = new NettyApp(filter, held)) {
+      List<java.util.concurrent.Future<Integer>> answers = new java.util.ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        answers.add(clients.submit(() -> app.get("/login").statusCode()));
+      }
+      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+      while (answers.stream().filter(java.util.concurrent.Future::isDone).count() < n - 1
+          && System.nanoTime() < deadline) {
+        Thread.sleep(5); // all but the one holding the unit are answered at once
+      }
+      assertThat(entered.get()).as("only the request holding the unit runs").isEqualTo(1);
+      release.complete(null);
+      List<Integer> statuses = new java.util.ArrayList<>();
+      for (java.util.concurrent.Future<Integer> answer : answers) {
+        statuses.add(answer.get(30, java.util.concurrent.TimeUnit.SECONDS));
+      }
+      assertThat(statuses).filteredOn(status -> status == 401).as("admitted: the limit, none beyond").hasSize(1);
+      assertThat(statuses).filteredOn(status -> status == 429).hasSize(n - 1);
+    } finally {
+      clients.shutdownNow();
+    }
+    assertThat(limiter.inspect("login:127.0.0.1", one).remaining()).as("counted: the limit, no more").isZero();
+  }
+
+  @Test
+  void countWhenSettlesAnErrorWithTheStatusItBecomes() throws Exception {
+    RateLimitWebFilter filter = RateLimitWebFilter.builder(limiter)
+        .rule(rule("fragile", "/**", twoPerMinute).countWhen("#response.status >= 500").build()).build();
+    org.springframework.web.server.WebHandler failing = exchange -> exchange.getRequest().getPath().value().equals("/boom")
+        ? reactor.core.publisher.Mono.error(new IllegalStateException("boom")) : reactor.core.publisher.Mono.empty();
+    try (NettyApp app = new NettyApp(filter, failing)) {
+      assertThat(app.get("/fine").statusCode()).isEqualTo(200);
+      assertThat(limiter.inspect("fragile:127.0.0.1", twoPerMinute).remaining()).as("given back").isEqualTo(2);
+      assertThat(app.get("/boom").statusCode()).isEqualTo(500);
+      assertThat(limiter.inspect("fragile:127.0.0.1", twoPerMinute).remaining()).as("the error counted").isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aRequestRefusedByALaterRuleGivesBackWhatACountWhenRuleReserved() throws Exception {
+    RateLimitWebFilter filter = RateLimitWebFilter.builder(limiter).matchAll(true)
+        .rule(rule("login", "/login", twoPerMinute).countWhen("#response.status == 401").build())
+        .rule(rule("once", "/login", Policy.parse("1/1m").withName("once")).build()).build();
+    try (NettyApp app = new NettyApp(filter)) {
+      assertThat(app.get("/login?status=401").statusCode()).isEqualTo(401);
+      assertThat(limiter.inspect("login:127.0.0.1", twoPerMinute).remaining()).isEqualTo(1);
+      assertThat(app.get("/login?status=401").statusCode()).as("refused by the second rule").isEqualTo(429);
+    }
+    assertThat(limiter.inspect("login:127.0.0.1", twoPerMinute).remaining())
+        .as("the refused request's reservation was given back").isEqualTo(1);
+  }
+
   @Test
   void matchAllChecksEveryRuleAndARuleAnswersWithItsOwnResponse() throws Exception {
     Policy wide = Policy.parse("10/1m").withName("wide");

@@ -3,6 +3,7 @@ package dev.ratelimit.internal.http;
 import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Reservation;
 import dev.ratelimit.http.DeniedResponse;
 import dev.ratelimit.http.HeaderOptions;
 import dev.ratelimit.http.MissingKey;
@@ -12,7 +13,6 @@ import dev.ratelimit.internal.expression.Pipeline;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -21,8 +21,8 @@ import org.springframework.http.server.PathContainer;
 
 /**
  * What both filters do per request, whatever the server API: match the rules, evaluate keys and
- * costs, check (sync or async), decide the answer, and charge {@code count-when} rules once the
- * response is known. The adapters read their request into a {@link RequestView}, mark it counted,
+ * costs, check (sync or async), decide the answer, and settle {@code count-when} rules'
+ * reservations once the response is known. The adapters read their request into a {@link RequestView}, mark it counted,
  * and write what this decides on their response. Immutable: {@link #withRules} makes another.
  */
 public final class HttpEngine {
@@ -97,6 +97,12 @@ public final class HttpEngine {
     CompiledRule.validate(list, matchAll);
     List<CompiledRule> compiled = new ArrayList<>(list.size());
     for (RateLimitRule rule : list) {
+      if (rule.countWhen() != null && !limiter.takesReservations()) {
+        throw new IllegalArgumentException("rule '" + rule.name() + "' has count-when, which reserves its cost"
+            + " before the request and settles it after; the limiter " + limiter + " does not take reservations"
+            + " (RateLimiter.takesReservations() is false: a Backend whose reserves() is false); use the in-memory"
+            + " or the Redis backend, or drop count-when");
+      }
       compiled.add(new CompiledRule(rule, pipeline, expressions.variables(), expressions.countVariables()));
     }
     return List.copyOf(compiled);
@@ -193,8 +199,9 @@ public final class HttpEngine {
   }
 
   /**
-   * One request's matched rules, their keys and costs: what is checked now, and charged after
-   * the response for {@code count-when} rules.
+   * One request's matched rules, their keys and costs: what is checked now; for {@code count-when}
+   * rules, reserved now and settled once the response is known (committed when the condition
+   * holds, cancelled otherwise), so requests in flight at once never pass beyond the limit.
    */
   public final class Plan {
     private final RequestView view;
@@ -202,6 +209,8 @@ public final class HttpEngine {
     private final List<Map<String, String>> pathVariables;
     private final String[] keys;
     private final long[] costs;
+    /** The count-when rules' reservations taken for this request, null where none is held. */
+    private final Reservation[] held;
     private final CompiledRule missingKey;
 
     private Plan(RequestView view, List<CompiledRule> matched, List<Map<String, String>> pathVariables) {
@@ -210,6 +219,7 @@ public final class HttpEngine {
       this.pathVariables = pathVariables;
       this.keys = new String[matched.size()];
       this.costs = new long[matched.size()];
+      this.held = new Reservation[matched.size()];
       CompiledRule missing = null;
       for (int i = 0; i < keys.length; i++) {
         CompiledRule rule = matched.get(i);
@@ -234,19 +244,26 @@ public final class HttpEngine {
       return matched.size();
     }
 
-    /** Whether rule {@code i} only peeks now ({@code count-when}: charged after the response). */
-    public boolean peeks(int i) {
+    /**
+     * Whether rule {@code i} reserves ({@code count-when}): a blocking call, as the limiter's
+     * reserve is; the others are plain checks, {@link #checkAsync} without blocking.
+     */
+    public boolean reserves(int i) {
       return matched.get(i).countWhen != null;
     }
 
-    /** Rule {@code i}'s check, blocking: charged now, or with {@code count-when} only peeked at. */
+    /** Rule {@code i}'s check, blocking: charged now, or with {@code count-when} reserved until {@link #settle}. */
     public MultiDecision check(int i) {
       CompiledRule rule = matched.get(i);
-      return rule.countWhen == null ? limiter.checkAll(keys[i], rule.rule.policies(), costs[i])
-          : limiter.peekAll(keys[i], rule.rule.policies(), costs[i]);
+      if (rule.countWhen == null) {
+        return limiter.checkAll(keys[i], rule.rule.policies(), costs[i]);
+      }
+      Reservation reservation = limiter.reserve(keys[i], rule.rule.policies(), costs[i]);
+      held[i] = reservation.allowed() ? reservation : null;
+      return reservation.decisions();
     }
 
-    /** Rule {@code i}'s charge without blocking; for a rule that does not {@link #peeks peek}. */
+    /** Rule {@code i}'s charge without blocking; for a rule that does not {@link #reserves reserve}. */
     public CompletionStage<MultiDecision> checkAsync(int i) {
       return limiter.checkAllAsync(keys[i], matched.get(i).rule.policies(), costs[i]);
     }
@@ -289,42 +306,52 @@ public final class HttpEngine {
     }
 
     /**
-     * Charges each {@code count-when} rule whose condition holds for the response's {@code
-     * status}, blocking (a {@code checkAll}, which consumes nothing when another request took the
-     * room meanwhile). Never throws: the response is already made.
+     * Settles each {@code count-when} rule's reservation for the response's {@code status}:
+     * committed at its cost when the condition holds (or cannot be evaluated: the request ran),
+     * cancelled otherwise. Blocking; never throws: the response is already made.
      */
-    public void charge(int status) {
-      try {
-        for (int i = 0; i < matched.size(); i++) {
-          if (counts(i, status)) {
-            limiter.checkAll(keys[i], matched.get(i).rule.policies(), costs[i]);
-          }
+    public void settle(int status) {
+      for (int i = 0; i < held.length; i++) {
+        Reservation reservation = held[i];
+        if (reservation == null) {
+          continue;
         }
-      } catch (RuntimeException e) {
-        chargeFailed(e);
+        held[i] = null;
+        boolean counts = true;
+        try {
+          counts = counts(i, status);
+        } catch (RuntimeException e) {
+          countWhenFailed(e);
+        }
+        if (counts) {
+          reservation.commit(costs[i]);
+        } else {
+          reservation.cancel();
+        }
       }
     }
 
-    /** {@link #charge} without blocking, one {@code checkAllAsync} after the other; never fails. */
-    public CompletionStage<Void> chargeAsync(int status) {
-      CompletionStage<?> chain = CompletableFuture.completedFuture(null);
-      try {
-        for (int i = 0; i < matched.size(); i++) {
-          if (counts(i, status)) {
-            int rule = i;
-            chain = chain.thenCompose(x -> limiter.checkAllAsync(keys[rule], matched.get(rule).rule.policies(),
-                costs[rule]));
-          }
+    /**
+     * Cancels the reservations this request holds: it was refused by a later rule, so what it
+     * reserved is given back. Blocking; never throws.
+     */
+    public void release() {
+      for (int i = 0; i < held.length; i++) {
+        if (held[i] != null) {
+          held[i].cancel();
+          held[i] = null;
         }
-      } catch (RuntimeException e) {
-        chargeFailed(e);
       }
-      return chain.handle((x, e) -> {
-        if (e != null) {
-          chargeFailed(e);
+    }
+
+    /** Whether this request holds a reservation to {@link #settle} or {@link #release}. */
+    public boolean holds() {
+      for (Reservation reservation : held) {
+        if (reservation != null) {
+          return true;
         }
-        return null;
-      });
+      }
+      return false;
     }
 
     private boolean counts(int i, int status) {
@@ -337,8 +364,8 @@ public final class HttpEngine {
       return rule.countWhen.test(context);
     }
 
-    private void chargeFailed(Throwable e) {
-      log.warn(logger, "count-when", "a request's count-when charge failed, and was not made: "
+    private void countWhenFailed(Throwable e) {
+      log.warn(logger, "count-when", "a request's count-when condition failed; the request is counted: "
           + LogThrottle.sanitize(e));
     }
   }
@@ -348,7 +375,8 @@ public final class HttpEngine {
    *
    * @param allowed whether it passes
    * @param checked every decision made for it, which the limit headers describe
-   * @param countAfter whether a {@code count-when} rule is to be charged once the response is known
+   * @param countAfter whether a {@code count-when} rule was reserved: settled once the response is
+   *     known ({@link Plan#settle}), or released when the request is refused ({@link Plan#release})
    * @param deniedResponse what a denied request is answered with: its rule's, else the filter's;
    *     null when allowed
    */

@@ -75,12 +75,6 @@ class ReactiveAutoConfigurationTest {
             .hasStackTraceContaining("servletPath"));
   }
 
-  @Test
-  void countWhenOnAMonoFailsStartUp() {
-    reactive.withUserConfiguration(CountingMono.class).run(context -> assertThat(context).hasFailed()
-        .getFailure().rootCause().hasMessageContaining("countWhen is not supported on a method that returns Mono"));
-  }
-
   @Configuration(proxyBeanMethods = false)
   static class OwnFilter {
     @Bean
@@ -91,18 +85,4 @@ class ReactiveAutoConfigurationTest {
     }
   }
 
-  @Configuration(proxyBeanMethods = false)
-  static class CountingMono {
-    @Bean
-    Login login() {
-      return new Login();
-    }
-  }
-
-  static class Login {
-    @RateLimited(limit = 5, window = "1m", countWhen = "#exception != null")
-    public Mono<String> login(String user) {
-      return Mono.just(user);
-    }
-  }
 }
