@@ -5,10 +5,12 @@ import dev.ratelimit.http.HeaderOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.InstantSource;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
@@ -62,8 +64,10 @@ class EnvoyConfiguration {
 
   @Bean
   GrpcServer envoyGrpcServer(EnvoyProperties properties, RateLimiter limiter, EnvoyConfig config,
-      HeaderOptions headerOptions) {
-    return new GrpcServer(properties.port(),
-        new RateLimitService(limiter, config, headerOptions, properties.responseHeaders()));
+      HeaderOptions headerOptions, ObjectProvider<InstantSource> clock) {
+    // the limiter's clock (the application's InstantSource bean, else the system's)
+    return new GrpcServer(properties.address(), properties.port(), new RateLimitService(limiter, config, headerOptions,
+        properties.responseHeaders(), properties.maxDescriptors(), properties.maxEntries(),
+        clock.getIfAvailable(InstantSource::system)));
   }
 }

@@ -24,32 +24,35 @@ public final class GrpcServer implements SmartLifecycle {
   static final String SERVICE = "envoy.service.ratelimit.v3.RateLimitService";
   static final int GRACE_SECONDS = 5;
 
+  private final String address;
   private final int configuredPort;
   private final BindableService service;
   private final HealthStatusManager health = new HealthStatusManager();
   private volatile Server server;
 
-  GrpcServer(int port, BindableService service) {
+  GrpcServer(String address, int port, BindableService service) {
+    this.address = address;
     this.configuredPort = port;
     this.service = service;
   }
 
   @Override
   public synchronized void start() {
-    Server built = NettyServerBuilder.forAddress(new InetSocketAddress(configuredPort))
+    GarbageConnections.quiet(); // a connection that is not gRPC: one throttled line, not a stack trace each
+    Server built = NettyServerBuilder.forAddress(new InetSocketAddress(address, configuredPort))
         .addService(service)
         .addService(health.getHealthService())
         .build();
     try {
       built.start();
     } catch (IOException e) {
-      throw new UncheckedIOException("the gRPC server could not listen on port " + configuredPort
-          + " (ratelimit-service.grpc.port): " + e.getMessage(), e);
+      throw new UncheckedIOException("the gRPC server could not listen on " + address + ":" + configuredPort
+          + " (ratelimit-service.grpc.address, ratelimit-service.grpc.port): " + e.getMessage(), e);
     }
     health.setStatus("", ServingStatus.SERVING);
     health.setStatus(SERVICE, ServingStatus.SERVING);
     server = built;
-    log.info("Envoy rate limit service (gRPC) listening on port {}", built.getPort());
+    log.info("Envoy rate limit service (gRPC) listening on {}:{}", address, built.getPort());
   }
 
   @Override
@@ -74,6 +77,12 @@ public final class GrpcServer implements SmartLifecycle {
   @Override
   public boolean isRunning() {
     return server != null;
+  }
+
+  /** The address the server listens on ({@code 127.0.0.1:port}), null when not running. */
+  public java.net.SocketAddress listenAddress() {
+    Server running = server;
+    return running == null || running.getListenSockets().isEmpty() ? null : running.getListenSockets().get(0);
   }
 
   /** The port the server listens on (the free one picked when configured 0); -1 when not running. */

@@ -48,12 +48,38 @@ final class RateLimitService extends RateLimitServiceGrpc.RateLimitServiceImplBa
   private final EnvoyConfig config;
   private final HeaderOptions headerOptions;
   private final boolean responseHeaders;
+  private final int maxDescriptors;
+  private final int maxEntries;
+  private final java.time.InstantSource clock;
 
-  RateLimitService(RateLimiter limiter, EnvoyConfig config, HeaderOptions headerOptions, boolean responseHeaders) {
+  RateLimitService(RateLimiter limiter, EnvoyConfig config, HeaderOptions headerOptions, boolean responseHeaders,
+      int maxDescriptors, int maxEntries, java.time.InstantSource clock) {
     this.limiter = limiter;
     this.config = config;
     this.headerOptions = headerOptions;
     this.responseHeaders = responseHeaders;
+    this.maxDescriptors = maxDescriptors;
+    this.maxEntries = maxEntries;
+    this.clock = clock;
+  }
+
+  /**
+   * Why {@code request} is beyond the configured bounds, or null: a request with thousands of
+   * descriptors held the backend for seconds, so it is refused before any work.
+   */
+  private String beyondBounds(RateLimitRequest request) {
+    if (request.getDescriptorsCount() > maxDescriptors) {
+      return "the request has " + request.getDescriptorsCount() + " descriptors, more than " + maxDescriptors
+          + " (ratelimit-service.grpc.max-descriptors)";
+    }
+    for (int i = 0; i < request.getDescriptorsCount(); i++) {
+      int entries = request.getDescriptors(i).getEntriesCount();
+      if (entries > maxEntries) {
+        return "descriptor " + i + " has " + entries + " entries, more than " + maxEntries
+            + " (ratelimit-service.grpc.max-entries)";
+      }
+    }
+    return null;
   }
 
   @Override
@@ -68,6 +94,11 @@ final class RateLimitService extends RateLimitServiceGrpc.RateLimitServiceImplBa
       if (request.getDescriptorsCount() == 0) {
         responses.onError(Status.INVALID_ARGUMENT.withDescription("descriptors must not be empty: a request needs"
             + " at least one descriptor to check").asRuntimeException());
+        return;
+      }
+      String beyond = beyondBounds(request);
+      if (beyond != null) {
+        responses.onError(Status.INVALID_ARGUMENT.withDescription(beyond).asRuntimeException());
         return;
       }
       answer = decide(request);
@@ -239,6 +270,10 @@ final class RateLimitService extends RateLimitServiceGrpc.RateLimitServiceImplBa
           Decision decision = part.decision().join();
           if (decision == null) { // never passes (refused), or left unchecked after another's refusal
             passes = !part.refused();
+            if (part.refused() && rule.blocks() && rule.unit() != null) {
+              // requests_per_unit 0: as the reference answers, the time to the end of the unit's window
+              status.setDurationUntilReset(duration(untilUnitEndsMicros(rule.unit())));
+            }
           } else {
             passes = decision.allowed();
             if (!decision.isDegraded()) {
@@ -264,6 +299,13 @@ final class RateLimitService extends RateLimitServiceGrpc.RateLimitServiceImplBa
           response.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(name).setValue(value)));
     }
     return response.build();
+  }
+
+  /** Microseconds from now to the end of the current window of {@code unit}, windows aligned to the epoch. */
+  private long untilUnitEndsMicros(RateLimitResponse.RateLimit.Unit unit) {
+    long unitMicros = EnvoyConfig.seconds(unit) * 1_000_000L;
+    long now = clock.millis() * 1_000L;
+    return unitMicros - Math.floorMod(now, unitMicros);
   }
 
   private static Duration duration(long micros) {

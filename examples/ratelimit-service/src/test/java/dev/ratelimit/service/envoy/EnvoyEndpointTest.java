@@ -36,6 +36,8 @@ import org.springframework.context.annotation.Bean;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
     "ratelimit-service.grpc.enabled=true",
     "ratelimit-service.grpc.port=0",
+    "ratelimit-service.grpc.address=127.0.0.1",
+    "ratelimit-service.grpc.max-descriptors=8",
     "ratelimit-service.grpc.config=classpath:envoy/*.yaml"})
 class EnvoyEndpointTest {
   /** A whole day: every unit's window starts here. */
@@ -377,6 +379,91 @@ class EnvoyEndpointTest {
           assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
           assertThat(e.getStatus().getDescription()).contains("descriptors must not be empty");
         });
+  }
+
+  @Test
+  void requestsBeyondTheBoundsAreInvalidArgumentsNamingTheBound() {
+    RateLimitDescriptor[] nine = new RateLimitDescriptor[9];
+    java.util.Arrays.fill(nine, d("database", "users"));
+    assertThatThrownBy(() -> rls.check("mongo_cps", nine))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+          assertThat(e.getStatus().getDescription()).isEqualTo("the request has 9 descriptors, more than 8"
+              + " (ratelimit-service.grpc.max-descriptors)");
+        });
+    String[] entries = new String[66];
+    for (int i = 0; i < entries.length; i++) {
+      entries[i] = "k" + i;
+    }
+    assertThatThrownBy(() -> rls.check("mongo_cps", d("database", "users"), d(entries)))
+        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+          assertThat(e.getStatus().getDescription()).isEqualTo("descriptor 1 has 33 entries, more than 32"
+              + " (ratelimit-service.grpc.max-entries)");
+        });
+    RateLimitDescriptor[] eight = new RateLimitDescriptor[8];
+    java.util.Arrays.fill(eight, d("database", unique("db")));
+    assertThat(rls.check("mongo_cps", eight).getStatusesCount()).as("at the bound: answered").isEqualTo(8);
+  }
+
+  @Test
+  void theGrpcPortListensOnTheConfiguredAddress() {
+    assertThat(server.listenAddress()).asString().startsWith("/127.0.0.1:");
+  }
+
+  /** requests_per_unit 0: over the limit, and as the reference answers, the time to the end of the unit's window. */
+  @Test
+  void aZeroLimitAnswersTheTimeToTheEndOfItsUnit() {
+    clock.advance(java.time.Duration.ofSeconds(20));
+    RateLimitResponse banned = rls.check("rl", d("foo", unique("foo"), "bar", "banned"));
+    assertThat(banned.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+    assertThat(banned.getStatuses(0).getDurationUntilReset()).isEqualTo(seconds(40)); // unit: minute
+  }
+
+  /**
+   * A connection that does not speak gRPC: grpc-java would log a stack trace at INFO for each;
+   * here none passes, and the service logs one throttled line instead.
+   */
+  @Test
+  void aGarbageConnectionLogsNoStackTrace() throws Exception {
+    java.util.List<java.util.logging.LogRecord> passed = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.logging.Handler handler = new java.util.logging.Handler() {
+      @Override
+      public void publish(java.util.logging.LogRecord record) {
+        passed.add(record); // only what the logger's filter let through reaches a handler
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    java.util.logging.Logger connections = GarbageConnections.logger();
+    java.util.logging.Level level = connections.getLevel();
+    connections.setLevel(java.util.logging.Level.ALL);
+    connections.addHandler(handler);
+    long before = GarbageConnections.seen();
+    try {
+      for (int i = 0; i < 3; i++) {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.port())) {
+          socket.setSoTimeout(10_000);
+          socket.getOutputStream().write("GET / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+          while (socket.getInputStream().read() >= 0) {
+            // until the server closes it
+          }
+        }
+      }
+      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+      while (GarbageConnections.seen() < before + 3 && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertThat(GarbageConnections.seen() - before).as("each failed connection reached the filter").isEqualTo(3);
+      assertThat(passed).as("no record of gRPC's at INFO or below passes").isEmpty();
+    } finally {
+      connections.removeHandler(handler);
+      connections.setLevel(level);
+    }
   }
 
   @Test
