@@ -99,6 +99,14 @@ final class BackendCalls {
    * (already reported).
    */
   <T> T call(Supplier<CompletionStage<T>> backendCall, long startNanos, long deadline) {
+    return call(backendCall, startNanos, deadline, null);
+  }
+
+  /**
+   * {@link #call(Supplier, long, long)}, a failure logged as {@code failedLine} (null: the failure
+   * mode decides, as for a check).
+   */
+  <T> T call(Supplier<CompletionStage<T>> backendCall, long startNanos, long deadline, String failedLine) {
     long permit = breaker.tryAcquire();
     if (permit == CircuitBreaker.REFUSED) {
       return null;
@@ -145,6 +153,10 @@ final class BackendCalls {
 
   /** Reports a finished call to the listener, the breaker and the log; whether it succeeded. */
   boolean settle(long permit, long startNanos, Object result, Throwable error) {
+    return settle(permit, startNanos, result, error, null);
+  }
+
+  private boolean settle(long permit, long startNanos, Object result, Throwable error, String failedLine) {
     if (error == null && result == null) {
       error = new IllegalStateException("the backend answered null");
     }
@@ -156,7 +168,8 @@ final class BackendCalls {
     breaker.onResult(permit, ok || cause(error) instanceof NotRoutedException);
     if (!ok) {
       listener.onBackendError(error);
-      logError("the rate limiter's backend failed; " + failureMode + " decides", error);
+      logError(failedLine != null ? failedLine : "the rate limiter's backend failed; " + failureMode + " decides",
+          error);
     }
     return ok;
   }

@@ -532,6 +532,11 @@ final class DefaultRateLimiter implements RateLimiter {
     return backend.reserves();
   }
 
+  @Override
+  public long failedSettles() {
+    return reservations.failedSettles();
+  }
+
   // ---------------------------------------------------------------------------------- inspect, reset
 
   @Override

@@ -278,6 +278,16 @@ public interface RateLimiter extends AutoCloseable {
   }
 
   /**
+   * How many reservation settles (a commit or a cancel) could not reach the backend since the
+   * limiter was built; their units stayed as they were (a cancel's not given back, a commit's
+   * difference not charged). Each is also logged (at most once every 10 s) and reported to the
+   * listener as a backend error. 0 by default. For metrics.
+   */
+  default long failedSettles() {
+    return 0;
+  }
+
+  /**
    * What decides while the backend cannot answer ({@link Builder#failureMode}); for health checks.
    * {@link FailureMode#FAIL_CLOSED} for an implementation that does not say, the cautious reading.
    */

@@ -27,6 +27,8 @@ final class Reservations implements Reservation.Settler {
   private final LongSupplier nowMicros;
   private final long timeoutNanos;
   private final LongAdder failedSettles = new LongAdder();
+  private static final String SETTLE_FAILED = "a reservation's settle could not reach the rate limiter's backend;"
+      + " its units stay as they were (RateLimiter.failedSettles() counts these)";
 
   Reservations(Backend backend, BackendCalls calls, Reports reports, FailureAnswers failures, LocalFallback fallback,
       NearCache nearCache, LongSupplier nowMicros, long timeoutNanos) {
@@ -108,8 +110,10 @@ final class Reservations implements Reservation.Settler {
     Command<Void> command = units > 0 ? new Command.GiveBack(key, policies, marks, units, now)
         : new Command.Charge(key, policies, -units, now);
     long start = System.nanoTime();
+    // not tried again: a settle whose answer was lost may have run, and a second give-back or
+    // charge would count twice (settles carry no identity the backend could recognise)
     Boolean done = calls.call(() -> backend.executeAsync(command).thenApply(v -> Boolean.TRUE), start,
-        start + timeoutNanos);
+        start + timeoutNanos, SETTLE_FAILED);
     if (done == null) {
       failedSettles.increment(); // reported and logged by the call; the units stay as they were
     }

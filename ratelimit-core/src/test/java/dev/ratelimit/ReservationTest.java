@@ -67,10 +67,12 @@ class ReservationTest {
   void aSettleThatFailsNeverThrowsAndLeavesTheEstimateCharged() {
     try (RateLimiter limiter = limiter(FailureMode.FAIL_OPEN)) {
       Reservation r = limiter.reserve("k", policy, 3);
+      assertThat(limiter.failedSettles()).isZero();
       backend.mode = ControllableBackend.Mode.THROW;
       r.cancel();
       assertThat(r.settled()).isTrue();
       assertThat(listener.errors).containsExactly(ControllableBackend.DOWN);
+      assertThat(limiter.failedSettles()).as("counted, for the metric").isEqualTo(1);
       backend.mode = ControllableBackend.Mode.OK;
       assertThat(limiter.inspect("k", policy).remaining()).isEqualTo(2);
       assertThat(backend.settleCalls).hasValue(1);
@@ -85,6 +87,7 @@ class ReservationTest {
       backend.mode = ControllableBackend.Mode.HANG;
       r.commit(1); // returns once the timeout has passed, without the answer
       assertThat(listener.errors).singleElement().isInstanceOf(java.util.concurrent.TimeoutException.class);
+      assertThat(limiter.failedSettles()).isEqualTo(1);
       backend.releaseHeld();
     }
   }

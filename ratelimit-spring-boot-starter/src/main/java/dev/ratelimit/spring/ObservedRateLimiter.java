@@ -237,6 +237,11 @@ final class ObservedRateLimiter implements RateLimiter {
   }
 
   @Override
+  public long failedSettles() {
+    return delegate.failedSettles();
+  }
+
+  @Override
   public MultiDecision peekAll(String key, List<Policy> policies, long cost) {
     return delegate.peekAll(key, policies, cost);
   }

@@ -42,6 +42,24 @@ public class RateLimitMetricsAutoConfiguration {
   }
 
   /**
+   * The counter {@code ratelimit.reservation.settle.failures}: commits and cancels that could not
+   * reach the backend (see {@link dev.ratelimit.RateLimiter#failedSettles()}).
+   */
+  @Bean
+  @ConditionalOnMissingBean(name = "rateLimitSettleFailures")
+  public io.micrometer.core.instrument.binder.MeterBinder rateLimitSettleFailures(
+      org.springframework.beans.factory.ObjectProvider<dev.ratelimit.RateLimiter> limiter) {
+    return registry -> io.micrometer.core.instrument.FunctionCounter.builder(SETTLE_FAILURES, limiter, p -> {
+      dev.ratelimit.RateLimiter l = p.getIfAvailable();
+      return l == null ? 0 : l.failedSettles();
+    }).description("reservation settles that could not reach the backend; their units stayed as they were")
+        .register(registry);
+  }
+
+  /** The name of the counter of failed settles. */
+  public static final String SETTLE_FAILURES = "ratelimit.reservation.settle.failures";
+
+  /**
    * The counter {@code ratelimit.memory.keys.not.held}: checks of new keys the in-memory backend
    * decided as fresh without keeping their state, because the states that still matter filled
    * {@code ratelimit.memory.maximum-keys} (see {@link dev.ratelimit.memory.InMemoryBackend#keysNotHeld()}).

@@ -79,6 +79,38 @@ class RateLimitMetricsTest {
     return timer == null ? -1 : timer.count();
   }
 
+  /** A give-back the backend refuses: counted by ratelimit.reservation.settle.failures, never thrown. */
+  @Test
+  void settlesThatCannotReachTheBackendAreCounted() {
+    dev.ratelimit.memory.InMemoryBackend memory = dev.ratelimit.memory.InMemoryBackend.create();
+    dev.ratelimit.spi.Backend refusesGiveBacks = new dev.ratelimit.spi.Backend() {
+      @Override
+      public <R> R execute(dev.ratelimit.spi.Command<R> command) {
+        if (command instanceof dev.ratelimit.spi.Command.GiveBack) {
+          throw new IllegalStateException("down");
+        }
+        return memory.execute(command);
+      }
+
+      @Override
+      public boolean reserves() {
+        return true;
+      }
+    };
+    runner.withBean(RateLimiter.class, () -> RateLimiter.builder().backend(refusesGiveBacks).build()).run(context -> {
+      RateLimiter limiter = context.getBean(RateLimiter.class);
+      MeterRegistry registry = context.getBean(MeterRegistry.class);
+      context.getBean("rateLimitSettleFailures", io.micrometer.core.instrument.binder.MeterBinder.class)
+          .bindTo(registry);
+      Policy p = Policy.of(5, Duration.ofMinutes(1));
+      limiter.reserve("u", p, 2).commit(2);
+      assertThat(registry.get(RateLimitMetricsAutoConfiguration.SETTLE_FAILURES).functionCounter().count()).isZero();
+      limiter.reserve("u", p, 2).cancel();
+      assertThat(registry.get(RateLimitMetricsAutoConfiguration.SETTLE_FAILURES).functionCounter().count())
+          .isEqualTo(1);
+    });
+  }
+
   /** The in-memory backend's store full of live states: each new key decided unkept is counted. */
   @Test
   void checksOfNewKeysNotHeldByAFullMemoryStoreAreCounted() {
