@@ -85,15 +85,28 @@ public @interface RateLimited {
    * the method returned; null when it threw, and not readable for a {@code void} method) and
    * {@code #exception} (what it threw, else null) besides the key's variables, such as
    * {@code "#exception != null"} or {@code "#result == false"} for "five failed logins per 15
-   * minutes". With it, a call is refused (thrown, waited for in {@link Mode#WAIT}, or answered by
-   * the {@link #fallbackMethod}) while this annotation's policy has no room for the cost, checked
-   * without consuming; after the call, the cost is charged only when the condition holds. Calls in
-   * flight at once on one key may all pass that check before any is charged: up to their number
-   * minus one beyond the limit (a charge that finds no room consumes nothing). Empty (the default):
-   * every call is charged before it runs. Not with a {@code LEAKY_BUCKET} policy, whose delay shapes
-   * calls before they run.
+   * minutes". With it, the cost is reserved before the call (a call is refused, thrown, waited for
+   * in {@link Mode#WAIT} or answered by the {@link #fallbackMethod}, while this annotation's policy
+   * has no room for it) and, after the call, committed when the condition holds and given back
+   * otherwise: calls in flight at once never pass beyond the limit. Empty (the default): every call
+   * is charged before it runs. Not with a {@code LEAKY_BUCKET} policy, whose delay shapes calls
+   * before they run.
    */
   String countWhen() default "";
+
+  /**
+   * The call's actual cost, known from its outcome: a SpEL expression read after the call, with
+   * {@code #result} and {@code #exception} as {@link #countWhen} has them, such as {@code
+   * "#result.usage.totalTokens"} for "100,000 tokens per hour". With it, {@link #cost} is the
+   * estimate reserved before the call (refused while there is no room for it), and the reservation
+   * is committed at this cost after the call: the difference charged when it is higher (whatever
+   * the limit: the work was done, later calls pay the debt), the surplus given back when lower, all
+   * of it given back at 0. A whole number from 0 to 2<sup>52</sup>; anything else (or a failure)
+   * commits the estimate and makes the call throw {@code IllegalStateException}, naming it. With a
+   * {@link #countWhen}, a call the condition does not count is given back whatever this says.
+   * Empty (the default): the cost is {@link #cost}. Not with a {@code LEAKY_BUCKET} policy.
+   */
+  String costAfter() default "";
 
   /**
    * The name of a method of the same class to call instead of throwing {@link

@@ -132,8 +132,11 @@ public class RateLimitAspect implements MethodInterceptor {
     }
   }
 
-  /** A policy charged after the call, when its annotation's countWhen holds. */
-  record Counted(Policy policy, Pipeline.Condition countWhen) {}
+  /**
+   * A policy reserved before the call and settled after it: committed when its countWhen holds
+   * (or has none), at its costAfter (or the call's cost), given back otherwise.
+   */
+  record Counted(Policy policy, Pipeline.Condition countWhen, Pipeline.Cost costAfter) {}
 
   /** A countWhen policy's reservation for one call, settled by its condition once the call ends. */
   record Held(Counted counted, Reservation reservation) {}
@@ -208,22 +211,31 @@ public class RateLimitAspect implements MethodInterceptor {
 
   /**
    * Settles {@code held} for a call that returned {@code result} or threw {@code thrown}; the
-   * first countWhen failure (the others settled, its own committed), or null.
+   * first countWhen or costAfter failure (the others settled; a failed countWhen counts the call,
+   * a failed costAfter commits the estimate), or null.
    */
   static RuntimeException settle(List<Held> held, SandboxContext context, Object result, Throwable thrown, long cost) {
     context.setVariable("result", result);
     context.setVariable("exception", thrown);
     RuntimeException failed = null;
     for (Held h : held) {
-      boolean holds;
+      boolean holds = true;
+      long actual = cost;
       try {
-        holds = h.counted().countWhen().test(context);
+        holds = h.counted().countWhen() == null || h.counted().countWhen().test(context);
       } catch (RuntimeException e) {
-        holds = true;
-        failed = failed == null ? e : failed;
+        failed = failed == null ? e : failed; // counted: it ran
       }
-      if (holds) {
-        h.reservation().commit(cost);
+      if (holds && h.counted().costAfter() != null) {
+        try {
+          long given = h.counted().costAfter().actual(context);
+          actual = given >= 0 ? given : cost;
+        } catch (RuntimeException e) {
+          failed = failed == null ? e : failed; // the estimate stays charged
+        }
+      }
+      if (holds && actual > 0) {
+        h.reservation().commit(actual);
       } else {
         h.reservation().cancel();
       }
@@ -263,10 +275,10 @@ public class RateLimitAspect implements MethodInterceptor {
         throw new MissingRateLimitKeyException(limited.describe(), limit.key().text());
       }
       Policy policy = limit.current(methods.policies());
-      if (limit.countWhen() == null) {
+      if (!limit.settledAfter()) {
         checks.before.computeIfAbsent(key, k -> new ArrayList<>()).add(policy);
       } else {
-        checks.after.computeIfAbsent(key, k -> new ArrayList<>()).add(new Counted(policy, limit.countWhen()));
+        checks.after.computeIfAbsent(key, k -> new ArrayList<>()).add(new Counted(policy, limit.countWhen(), limit.costAfter()));
       }
       capacity = Math.min(capacity, policy.capacity());
     }

@@ -31,7 +31,13 @@ record RateLimitedMethod(Method method, String[] parameterNames, List<Limit> lim
    * @param cost the cost expression
    * @param countWhen the condition under which a call is charged after it ran; null: charged before
    */
-  record Limit(Policy policy, String configured, Pipeline.Key key, Pipeline.Cost cost, Pipeline.Condition countWhen) {
+  record Limit(Policy policy, String configured, Pipeline.Key key, Pipeline.Cost cost, Pipeline.Condition countWhen,
+      Pipeline.Cost costAfter) {
+
+    /** Whether the policy is reserved before the call and settled after it (countWhen or costAfter). */
+    boolean settledAfter() {
+      return countWhen != null || costAfter != null;
+    }
 
     /** The policy to check now: the configured policy's current numbers, or the inline one. */
     Policy current(PolicyRegistry policies) {

@@ -79,7 +79,7 @@ final class RateLimitedMethods {
               + " would refuse every call of " + method.describe() + ", whose cost is " + cost
               + "; keep the capacity at " + cost + " or more");
         }
-        if (limit.countWhen() != null && next.algorithm() == Algorithm.LEAKY_BUCKET) {
+        if (limit.settledAfter() && next.algorithm() == Algorithm.LEAKY_BUCKET) {
           throw new IllegalArgumentException("policy '" + name + "' cannot become a LEAKY_BUCKET: "
               + method.describe() + " charges it after its calls (countWhen), where a delay cannot shape them");
         }
@@ -168,6 +168,7 @@ final class RateLimitedMethods {
       Pipeline.Key key = null;
       Pipeline.Cost cost;
       Pipeline.Condition countWhen = null;
+      Pipeline.Cost costAfter = null;
       try {
         if (!a.key().isBlank()) {
           key = pipeline.key(a.key(), "@RateLimited on " + where, keyVariables, "");
@@ -178,11 +179,14 @@ final class RateLimitedMethods {
         if (!a.countWhen().isBlank()) {
           countWhen = countWhen(a.countWhen(), method, parameterNames, callVariables, own, policy, where);
         }
+        if (!a.costAfter().isBlank()) {
+          costAfter = costAfter(a.costAfter(), method, parameterNames, callVariables, own, policy, where);
+        }
       } catch (IllegalArgumentException e) {
         throw new IllegalStateException(e.getMessage(), e);
       }
       String configured = a.policy().isEmpty() ? null : a.policy();
-      limits.add(new RateLimitedMethod.Limit(policy, configured, key, cost, countWhen));
+      limits.add(new RateLimitedMethod.Limit(policy, configured, key, cost, countWhen, costAfter));
       wait &= a.mode() == RateLimited.Mode.WAIT;
       Duration w = window(a.maxWait(), "maxWait", where);
       maxWait = maxWait == null || w.compareTo(maxWait) < 0 ? w : maxWait;
@@ -226,16 +230,41 @@ final class RateLimitedMethods {
    */
   private Pipeline.Condition countWhen(String text, Method method, String[] parameterNames, Set<String> callVariables,
       boolean own, Policy policy, String where) {
+    Variables variables = outcomeVariables("countWhen", method, parameterNames, callVariables, own, policy, where);
+    return pipeline.condition(text, "@RateLimited on " + where + ": countWhen", variables, true, "the call was counted");
+  }
+
+  /**
+   * Parses a {@code costAfter}: a cost read after the call, with the variables a {@code countWhen}
+   * has.
+   *
+   * @throws IllegalArgumentException as {@link #countWhen}
+   */
+  private Pipeline.Cost costAfter(String text, Method method, String[] parameterNames, Set<String> callVariables,
+      boolean own, Policy policy, String where) {
+    Variables variables = outcomeVariables("costAfter", method, parameterNames, callVariables, own, policy, where);
+    return pipeline.cost(text, "@RateLimited on " + where + ": costAfter", variables);
+  }
+
+  /**
+   * What an expression read after the call may read: the call's variables, {@code #exception}, and
+   * {@code #result} unless the method's own annotation is on a {@code void} method (a class's
+   * covers methods of every return type: there {@code #result} of a {@code void} one is null).
+   *
+   * @throws IllegalArgumentException when the limiter takes no reservations, or for a leaky bucket
+   */
+  private Variables outcomeVariables(String attribute, Method method, String[] parameterNames,
+      Set<String> callVariables, boolean own, Policy policy, String where) {
     if (!reservations.getAsBoolean()) {
-      throw new IllegalArgumentException("@RateLimited on " + where + ": countWhen reserves the call's cost before"
-          + " it runs and settles it after, but the RateLimiter bean does not take reservations"
+      throw new IllegalArgumentException("@RateLimited on " + where + ": " + attribute + " reserves the call's cost"
+          + " before it runs and settles it after, but the RateLimiter bean does not take reservations"
           + " (RateLimiter.takesReservations() is false: a Backend whose reserves() is false); use the in-memory"
-          + " or the Redis backend, or drop countWhen");
+          + " or the Redis backend, or drop " + attribute);
     }
     if (policy.algorithm() == Algorithm.LEAKY_BUCKET) {
-      throw new IllegalArgumentException("@RateLimited on " + where + ": countWhen charges a call after it ran, where"
-          + " the delay of policy '" + policy.name() + "' (LEAKY_BUCKET) cannot shape it; use GCRA, which admits the"
-          + " same calls");
+      throw new IllegalArgumentException("@RateLimited on " + where + ": " + attribute + " settles a call after it"
+          + " ran, where the delay of policy '" + policy.name() + "' (LEAKY_BUCKET) cannot shape it; use GCRA, which"
+          + " admits the same calls");
     }
     Set<String> names = new java.util.LinkedHashSet<>(callVariables);
     boolean reactive = ReactiveCalls.isReactive(method.getReturnType());
@@ -248,10 +277,9 @@ final class RateLimitedMethods {
     if (reactive) {
       shapes.put("result", Shape.ANY); // what the publisher emitted, not the publisher
     }
-    Variables variables = variables(names, shapes, method, parameterNames, reactive
+    return variables(names, shapes, method, parameterNames, reactive
         ? "#result, #exception (the last value the publisher emitted, or the error it signalled)"
         : result ? "#result, #exception (what the call returned or threw)" : "#exception (what the call threw)");
-    return pipeline.condition(text, "@RateLimited on " + where + ": countWhen", variables, true, "the call was counted");
   }
 
   /**

@@ -28,9 +28,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * {@code @RateLimited(countWhen = ...)}: refused while there is no room, charged after the call when
- * the condition holds, the over-admission of calls in flight at once measured, and what start-up
- * refuses (over HTTP: {@link CountWhenStarterTest}).
+ * {@code @RateLimited(countWhen = ...)}: reserved before the call (refused while there is no room),
+ * committed after it when the condition holds and given back otherwise, calls in flight at once
+ * never beyond the limit, and what start-up refuses (over HTTP: {@link CountWhenStarterTest}).
  */
 class CountWhenAspectTest {
   private static final ManualClock CLOCK = ManualClock.at(Instant.ofEpochSecond(1_700_000_000L));
@@ -79,7 +79,10 @@ class CountWhenAspectTest {
     }
 
     /** Held until {@link #release}; fails when told to. */
-    @RateLimited(key = "#user", limit = 100, window = "15m", name = "held", countWhen = "#result == false")
+    // a fixed window gives back exactly, calls overlapping or not; GCRA may give back less when
+    // other calls reserved meanwhile (never more: docs/reservations.md)
+    @RateLimited(key = "#user", limit = 100, window = "15m", algorithm = Algorithm.FIXED_WINDOW, name = "held",
+        countWhen = "#result == false")
     public boolean held(String user, boolean succeed) throws InterruptedException {
       ENTERED.incrementAndGet();
       release.await(30, TimeUnit.SECONDS);
@@ -155,7 +158,7 @@ class CountWhenAspectTest {
   @Test
   void callsInFlightAtOnceNeverPassBeyondTheLimit() throws Exception {
     int n = 16;
-    Policy held = Policy.of(100, Duration.ofMinutes(15)).withName("held");
+    Policy held = Policy.of(100, Duration.ofMinutes(15), Algorithm.FIXED_WINDOW).withName("held");
     runner.withUserConfiguration(Beans.class).run(context -> {
       Logins logins = context.getBean(Logins.class);
       RateLimiter limiter = context.getBean(RateLimiter.class);
@@ -172,7 +175,7 @@ class CountWhenAspectTest {
   @Test
   void racingSuccessesGiveTheirUnitBack() throws Exception {
     int n = 16;
-    Policy held = Policy.of(100, Duration.ofMinutes(15)).withName("held");
+    Policy held = Policy.of(100, Duration.ofMinutes(15), Algorithm.FIXED_WINDOW).withName("held");
     runner.withUserConfiguration(Beans.class).run(context -> {
       Logins logins = context.getBean(Logins.class);
       RateLimiter limiter = context.getBean(RateLimiter.class);
@@ -193,7 +196,7 @@ class CountWhenAspectTest {
       RateLimiter limiter = context.getBean(RateLimiter.class);
       Race race = race(logins, "mixed", n, i -> i % 4 == 0); // a quarter succeed
       assertThat(race.admitted).isEqualTo(n);
-      assertThat(100 - room(limiter, "mixed", Policy.of(100, Duration.ofMinutes(15)).withName("held")))
+      assertThat(100 - room(limiter, "mixed", Policy.of(100, Duration.ofMinutes(15), Algorithm.FIXED_WINDOW).withName("held")))
           .as("the failures, no more").isEqualTo(n - n / 4);
     });
   }
@@ -248,7 +251,7 @@ class CountWhenAspectTest {
         + " reads #response, an unknown variable; the variables are #user (the parameters), #result, #exception (what"
         + " the call returned or threw)");
     assertThat(startUpFailure(NoBoolean.class)).contains("countWhen expression ''yes'' gives yes, not true or false");
-    assertThat(startUpFailure(Leaky.class)).contains("countWhen charges a call after it ran, where the delay of"
+    assertThat(startUpFailure(Leaky.class)).contains("countWhen settles a call after it ran, where the delay of"
         + " policy 'leaky' (LEAKY_BUCKET) cannot shape it; use GCRA");
     assertThat(startUpFailure(Sandboxed.class)).contains("type references T(...) are not allowed");
   }

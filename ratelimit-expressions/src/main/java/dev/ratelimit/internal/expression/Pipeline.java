@@ -346,6 +346,45 @@ public final class Pipeline {
       return cost;
     }
 
+    /** The largest actual cost: 2^52, exact in every backend's arithmetic. */
+    public static final long MAX_ACTUAL = 1L << 52;
+
+    /**
+     * An actual cost the expression gives in {@code context}, read after the work ({@code
+     * costAfter}): a whole number from 0 (nothing counts) to {@link #MAX_ACTUAL}, a fraction rounded
+     * up; -1 when it fails or gives anything else, with {@link OnError#CORRECT} (logged at most
+     * once a minute): the caller keeps its estimate.
+     *
+     * @throws IllegalStateException with {@link OnError#THROW}, when the expression fails or gives
+     *     anything else, naming it
+     */
+    public long actual(EvaluationContext context) {
+      Object value;
+      try {
+        value = expression.getValue(context);
+      } catch (RuntimeException e) {
+        if (onError == OnError.THROW) {
+          throw failed(e, "cost", what, text);
+        }
+        return badActual("failed (" + LogThrottle.sanitize(e.getMessage()) + ")");
+      }
+      long cost = Values.actualCost(value);
+      if (cost == Values.NOT_A_NUMBER || cost > MAX_ACTUAL) {
+        return badActual("gave " + LogThrottle.sanitize(value) + ", not a number from 0 to " + MAX_ACTUAL);
+      }
+      return cost;
+    }
+
+    private long badActual(String problem) {
+      if (onError == OnError.THROW) {
+        throw new IllegalStateException(what + ": cost expression '" + text + "' " + problem
+            + "; the estimate was charged");
+      }
+      throttle.warn(log, what + ":cost", what + ": cost expression '" + text + "' " + problem + "; the estimate was"
+          + " charged");
+      return -1;
+    }
+
     private long bad(String problem, long charged, long capacity) {
       if (onError == OnError.THROW) {
         throw new IllegalStateException(what + ": cost expression '" + text + "' " + problem

@@ -191,6 +191,15 @@ public final class Values {
     return number.setScale(0, RoundingMode.CEILING).longValueExact();
   }
 
+  /** {@link #cost} of an actual cost, which may be 0: {@link #NOT_A_NUMBER} for a negative one too. */
+  static long actualCost(Object value) {
+    BigDecimal number = value instanceof Integer i ? BigDecimal.valueOf(i) : number(value);
+    if (number == null || number.signum() < 0) {
+      return NOT_A_NUMBER;
+    }
+    return number.signum() == 0 ? 0 : cost(number);
+  }
+
   private static final BigDecimal LONG_MAX = BigDecimal.valueOf(Long.MAX_VALUE);
 
   private static BigDecimal number(Object value) {
