@@ -268,27 +268,6 @@ final class DefaultRateLimiter implements RateLimiter {
         enforced -> failedAll(key, enforced, cost, now));
   }
 
-  /**
-   * The enforced pairs to check again when only shadow policies denied {@code first} (see
-   * {@link #resolve}); null when {@code first} needs no second call.
-   */
-  private <P> List<P> rerunFor(List<P> pairs, Function<? super P, Policy> policyOf, Judged first) {
-    if (first.allowed()) {
-      return null;
-    }
-    List<P> enforced = new ArrayList<>(pairs.size());
-    for (int i = 0; i < pairs.size(); i++) {
-      boolean shadow = reports.isShadow(policyOf.apply(pairs.get(i)));
-      if (!first.decisions()[i].allowed() && !shadow) {
-        return null; // an enforced denial stands
-      }
-      if (!shadow) {
-        enforced.add(pairs.get(i));
-      }
-    }
-    return enforced.isEmpty() ? null : enforced;
-  }
-
   @Override
   public CompletionStage<MultiDecision> checkAllAsync(String key, List<Policy> policies, long cost) {
     CheckArguments.validateAll(key, policies, cost);
@@ -314,7 +293,7 @@ final class DefaultRateLimiter implements RateLimiter {
       CompletableFuture<Judged> first, long deadline, Function<List<P>, CompletableFuture<Judged>> againOnBackend,
       Function<List<P>, Judged> failed) {
     return first.thenCompose(judged -> {
-      List<P> enforced = rerunFor(pairs, policyOf, judged);
+      List<P> enforced = reports.rerunFor(pairs, policyOf, judged);
       if (enforced == null) {
         return CompletableFuture.completedFuture(reports.resolve(pairs, policyOf, judged, null, null));
       }
@@ -525,6 +504,11 @@ final class DefaultRateLimiter implements RateLimiter {
   @Override
   public Reservation reserve(String key, List<Policy> policies, long estimate) {
     return reservations.reserve(key, policies, estimate);
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(String key, List<Policy> policies, long estimate) {
+    return reservations.reserveAsync(key, policies, estimate);
   }
 
   @Override

@@ -244,6 +244,28 @@ public interface RateLimiter extends AutoCloseable {
   }
 
   /**
+   * {@link #reserve(String, Policy, long)} without blocking a thread: the stage completes when the
+   * backend answers, or with the failure mode's answer once the timeout has passed.
+   *
+   * @throws IllegalArgumentException for bad input, at once, as {@link #reserve}
+   * @throws UnsupportedOperationException when the backend does not take reservations
+   */
+  default CompletionStage<Reservation> reserveAsync(String key, Policy policy, long estimate) {
+    return reserveAsync(key, java.util.Collections.singletonList(policy), estimate);
+  }
+
+  /**
+   * {@link #reserve(String, List, long)} without blocking a thread. The default, for
+   * implementations other than the built one, reserves on the caller's thread.
+   *
+   * @throws IllegalArgumentException for bad input, at once, as {@link #reserve}
+   * @throws UnsupportedOperationException when the backend does not take reservations
+   */
+  default CompletionStage<Reservation> reserveAsync(String key, List<Policy> policies, long estimate) {
+    return java.util.concurrent.CompletableFuture.completedFuture(reserve(key, policies, estimate));
+  }
+
+  /**
    * Whether {@link #reserve} works here: true for the built limiter on a backend that takes
    * reservations (the in-memory and Redis ones do); false by default. What builds on
    * reservations ({@code count-when}, {@code countWhen}) asks it at configuration time.

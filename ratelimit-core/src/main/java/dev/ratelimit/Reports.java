@@ -191,4 +191,25 @@ final class Reports {
     }
     return new MultiDecision(allowed, result);
   }
+
+  /**
+   * The enforced pairs to check again when only shadow policies denied {@code first} (see
+   * {@link #resolve}); null when {@code first} needs no second call.
+   */
+  <P> List<P> rerunFor(List<P> pairs, Function<? super P, Policy> policyOf, Judged first) {
+    if (first.allowed()) {
+      return null;
+    }
+    List<P> enforced = new ArrayList<>(pairs.size());
+    for (int i = 0; i < pairs.size(); i++) {
+      boolean shadow = isShadow(policyOf.apply(pairs.get(i)));
+      if (!first.decisions()[i].allowed() && !shadow) {
+        return null; // an enforced denial stands
+      }
+      if (!shadow) {
+        enforced.add(pairs.get(i));
+      }
+    }
+    return enforced.isEmpty() ? null : enforced;
+  }
 }

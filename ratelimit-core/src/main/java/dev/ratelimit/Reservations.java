@@ -9,6 +9,8 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
@@ -63,6 +65,60 @@ final class Reservations implements Reservation.Settler {
       marks.add(decision.allowed() ? held.get(p) : null);
     }
     return new Reservation(this, key, ps, estimate, decision, marks);
+  }
+
+  /**
+   * {@link #reserve} without blocking: the backend's own async call, bounded by the timeout; when
+   * only shadow policies refused, the enforced ones reserved again the same way.
+   */
+  CompletionStage<Reservation> reserveAsync(String key, List<Policy> policies, long estimate) {
+    CheckArguments.validateAll(key, policies, estimate);
+    if (!backend.reserves()) {
+      throw new UnsupportedOperationException("the backend " + backend.getClass().getName()
+          + " does not take reservations (Backend.reserves() is false); the in-memory backend does");
+    }
+    List<Policy> ps = List.copyOf(policies);
+    long now = nowMicros.getAsLong();
+    long deadline = System.nanoTime() + timeoutNanos;
+    Map<Policy, Mark> held = java.util.Collections.synchronizedMap(new IdentityHashMap<>());
+    MultiDecision local = nearCache == null ? null : nearCache.answerAll(Keys.bounded(key), ps, estimate, now);
+    CompletableFuture<Judged> first = local != null
+        ? CompletableFuture.completedFuture(Judged.of(local, Source.NEAR_CACHE))
+        : reserveOnceAsync(key, ps, estimate, now, deadline, held);
+    return first.thenCompose(judged -> {
+      List<Policy> enforced = reports.rerunFor(ps, p -> p, judged);
+      if (enforced == null) {
+        return CompletableFuture.completedFuture(reports.resolve(ps, p -> p, judged, null, null));
+      }
+      CompletableFuture<Judged> again = judged.source() == Source.FAILURE || judged.source() == Source.FALLBACK
+          || deadline - System.nanoTime() <= 0
+          ? CompletableFuture.completedFuture(failed(key, enforced, estimate, now))
+          : reserveOnceAsync(key, enforced, estimate, now, deadline, held);
+      return again.thenApply(second -> reports.resolve(ps, p -> p, judged, e -> second, e -> second));
+    }).thenApply(decision -> {
+      List<Mark> marks = new ArrayList<>(ps.size());
+      for (Policy p : ps) {
+        marks.add(decision.allowed() ? held.get(p) : null);
+      }
+      return new Reservation(this, key, ps, estimate, decision, marks);
+    });
+  }
+
+  /** {@link #reserveOnce} without blocking. */
+  private CompletableFuture<Judged> reserveOnceAsync(String key, List<Policy> ps, long estimate, long now,
+      long deadline, Map<Policy, Mark> held) {
+    Command.Reserve command = new Command.Reserve(key, ps, estimate, now, newLedgerId());
+    return calls.callAsync(() -> backend.executeAsync(command), System.nanoTime(), deadline).thenApply(reserved -> {
+      if (reserved == null) {
+        return failed(key, ps, estimate, now);
+      }
+      if (reserved.decision().allowed()) {
+        for (int i = 0; i < ps.size(); i++) {
+          held.put(ps.get(i), reserved.marks().get(i));
+        }
+      }
+      return Judged.of(reserved.decision(), Source.BACKEND);
+    });
   }
 
   /** One reserve on the backend, its marks put in {@code held}; the failure mode's answer when it fails. */

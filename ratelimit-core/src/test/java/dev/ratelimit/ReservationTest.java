@@ -109,6 +109,35 @@ class ReservationTest {
   }
 
   @Test
+  void asyncAShadowPolicyThatWouldDenyHoldsNothingAndTheEnforcedOnesAreReservedAgain() throws Exception {
+    Policy shadow = Policy.of(2, Duration.ofMinutes(1)).withName("shadow");
+    try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backend).nearCache(false)
+        .shadowPolicies(Set.of("shadow")).build()) {
+      limiter.check("k", shadow);
+      limiter.check("k", shadow);
+      Reservation r = limiter.reserveAsync("k", List.of(policy, shadow), 2).toCompletableFuture()
+          .get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(r.allowed()).isTrue();
+      assertThat(limiter.inspect("k", policy).remaining()).isEqualTo(3);
+      r.cancel();
+      assertThat(limiter.inspect("k", policy).remaining()).isEqualTo(5);
+    }
+  }
+
+  @Test
+  void asyncUnderFailOpenASettleSendsNothing() throws Exception {
+    try (RateLimiter limiter = limiter(FailureMode.FAIL_OPEN)) {
+      backend.mode = ControllableBackend.Mode.THROW;
+      Reservation r = limiter.reserveAsync("k", policy, 1).toCompletableFuture()
+          .get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(r.allowed()).as("the failure mode's answer").isTrue();
+      backend.mode = ControllableBackend.Mode.OK;
+      r.cancel();
+      assertThat(backend.settleCalls).as("nothing was held on the backend").hasValue(0);
+    }
+  }
+
+  @Test
   void aBackendWithoutReservationsIsAConfigurationError() {
     Backend checksOnly = new Backend() {
       private final InMemoryBackend memory = InMemoryBackend.create();

@@ -232,6 +232,16 @@ final class ObservedRateLimiter implements RateLimiter {
   }
 
   @Override
+  public CompletionStage<Reservation> reserveAsync(String key, Policy policy, long estimate) {
+    return delegate.reserveAsync(key, policy, estimate);
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(String key, List<Policy> policies, long estimate) {
+    return delegate.reserveAsync(key, policies, estimate);
+  }
+
+  @Override
   public boolean takesReservations() {
     return delegate.takesReservations();
   }

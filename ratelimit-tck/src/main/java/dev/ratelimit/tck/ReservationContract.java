@@ -221,6 +221,23 @@ public abstract class ReservationContract extends ContractSupport {
   }
 
   @Test
+  void reserveAsyncDecidesAndSettlesAsReserveDoes() throws Exception {
+    Policy p = Policy.of(5, Duration.ofSeconds(10));
+    String k = key("async");
+    Reservation first = limiter.reserveAsync(k, p, 3).toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(first.allowed()).isTrue();
+    assertThat(first.decision().remaining()).isEqualTo(2);
+    Reservation refused = limiter.reserveAsync(k, List.of(p), 3).toCompletableFuture()
+        .get(10, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(refused.allowed()).as("no room for 3 while the first holds its units").isFalse();
+    assertThatThrownBy(refused::cancel).isInstanceOf(IllegalStateException.class);
+    first.cancel();
+    assertThat(limiter.inspect(k, p).remaining()).as("all given back").isEqualTo(5);
+    assertThatThrownBy(() -> limiter.reserveAsync(k, p, 0)).as("bad input at once, not in the stage")
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void theLimiterSaysItTakesReservations() {
     assertThat(limiter.takesReservations()).as("what countWhen and count-when ask at start-up").isTrue();
   }
