@@ -45,12 +45,7 @@ final class Reservations implements Reservation.Settler {
   }
 
   Reservation reserve(String key, List<Policy> policies, long estimate) {
-    CheckArguments.validateAll(key, policies, estimate);
-    if (!backend.reserves()) {
-      throw new UnsupportedOperationException("the backend " + backend.getClass().getName()
-          + " does not take reservations (Backend.reserves() is false); the in-memory backend does");
-    }
-    List<Policy> ps = List.copyOf(policies);
+    List<Policy> ps = validated(key, policies, estimate);
     long now = nowMicros.getAsLong();
     long deadline = System.nanoTime() + timeoutNanos;
     Map<Policy, Mark> held = new IdentityHashMap<>();
@@ -60,11 +55,7 @@ final class Reservations implements Reservation.Settler {
         enforced -> deadline - System.nanoTime() > 0 ? reserveOnce(key, enforced, estimate, now, deadline, held)
             : failed(key, enforced, estimate, now),
         enforced -> failed(key, enforced, estimate, now));
-    List<Mark> marks = new ArrayList<>(ps.size());
-    for (Policy p : ps) {
-      marks.add(decision.allowed() ? held.get(p) : null);
-    }
-    return new Reservation(this, key, ps, estimate, decision, marks);
+    return reservation(key, ps, estimate, decision, held);
   }
 
   /**
@@ -72,12 +63,7 @@ final class Reservations implements Reservation.Settler {
    * only shadow policies refused, the enforced ones reserved again the same way.
    */
   CompletionStage<Reservation> reserveAsync(String key, List<Policy> policies, long estimate) {
-    CheckArguments.validateAll(key, policies, estimate);
-    if (!backend.reserves()) {
-      throw new UnsupportedOperationException("the backend " + backend.getClass().getName()
-          + " does not take reservations (Backend.reserves() is false); the in-memory backend does");
-    }
-    List<Policy> ps = List.copyOf(policies);
+    List<Policy> ps = validated(key, policies, estimate);
     long now = nowMicros.getAsLong();
     long deadline = System.nanoTime() + timeoutNanos;
     Map<Policy, Mark> held = java.util.Collections.synchronizedMap(new IdentityHashMap<>());
@@ -95,37 +81,53 @@ final class Reservations implements Reservation.Settler {
           ? CompletableFuture.completedFuture(failed(key, enforced, estimate, now))
           : reserveOnceAsync(key, enforced, estimate, now, deadline, held);
       return again.thenApply(second -> reports.resolve(ps, p -> p, judged, e -> second, e -> second));
-    }).thenApply(decision -> {
-      List<Mark> marks = new ArrayList<>(ps.size());
-      for (Policy p : ps) {
-        marks.add(decision.allowed() ? held.get(p) : null);
-      }
-      return new Reservation(this, key, ps, estimate, decision, marks);
-    });
+    }).thenApply(decision -> reservation(key, ps, estimate, decision, held));
   }
 
-  /** {@link #reserveOnce} without blocking. */
-  private CompletableFuture<Judged> reserveOnceAsync(String key, List<Policy> ps, long estimate, long now,
-      long deadline, Map<Policy, Mark> held) {
-    Command.Reserve command = new Command.Reserve(key, ps, estimate, now, newLedgerId());
-    return calls.callAsync(() -> backend.executeAsync(command), System.nanoTime(), deadline).thenApply(reserved -> {
-      if (reserved == null) {
-        return failed(key, ps, estimate, now);
-      }
-      if (reserved.decision().allowed()) {
-        for (int i = 0; i < ps.size(); i++) {
-          held.put(ps.get(i), reserved.marks().get(i));
-        }
-      }
-      return Judged.of(reserved.decision(), Source.BACKEND);
-    });
+  /**
+   * {@code policies} as a reserve takes them, copied.
+   *
+   * @throws IllegalArgumentException for bad input, as checkAll
+   * @throws UnsupportedOperationException when the backend does not take reservations
+   */
+  private List<Policy> validated(String key, List<Policy> policies, long estimate) {
+    CheckArguments.validateAll(key, policies, estimate);
+    if (!backend.reserves()) {
+      throw new UnsupportedOperationException("the backend " + backend.getClass().getName()
+          + " does not take reservations (Backend.reserves() is false); the in-memory backend does");
+    }
+    return List.copyOf(policies);
+  }
+
+  /** The reservation {@code decision} made: holding the marks in {@code held} when allowed, none when refused. */
+  private Reservation reservation(String key, List<Policy> ps, long estimate, MultiDecision decision,
+      Map<Policy, Mark> held) {
+    List<Mark> marks = new ArrayList<>(ps.size());
+    for (Policy p : ps) {
+      marks.add(decision.allowed() ? held.get(p) : null);
+    }
+    return new Reservation(this, key, ps, estimate, decision, marks);
   }
 
   /** One reserve on the backend, its marks put in {@code held}; the failure mode's answer when it fails. */
   private Judged reserveOnce(String key, List<Policy> ps, long estimate, long now, long deadline,
       Map<Policy, Mark> held) {
     Command.Reserve command = new Command.Reserve(key, ps, estimate, now, newLedgerId());
-    Reserved reserved = calls.call(() -> backend.executeAsync(command), System.nanoTime(), deadline);
+    return judged(calls.call(() -> backend.executeAsync(command), System.nanoTime(), deadline), key, ps, estimate,
+        now, held);
+  }
+
+  /** {@link #reserveOnce} without blocking. */
+  private CompletableFuture<Judged> reserveOnceAsync(String key, List<Policy> ps, long estimate, long now,
+      long deadline, Map<Policy, Mark> held) {
+    Command.Reserve command = new Command.Reserve(key, ps, estimate, now, newLedgerId());
+    return calls.callAsync(() -> backend.executeAsync(command), System.nanoTime(), deadline)
+        .thenApply(reserved -> judged(reserved, key, ps, estimate, now, held));
+  }
+
+  /** The backend's answer (null: it failed), its marks put in {@code held}; else the failure mode's answer. */
+  private Judged judged(Reserved reserved, String key, List<Policy> ps, long estimate, long now,
+      Map<Policy, Mark> held) {
     if (reserved == null) {
       return failed(key, ps, estimate, now);
     }

@@ -165,15 +165,11 @@ public class RateLimitAspect implements MethodInterceptor {
     return new MultiDecision(true, seen);
   }
 
-  /** Gives back every reservation in {@code held} (the call did not run), and forgets them. */
+  /** Gives back every reservation in {@code held}: the call did not run (each attempt has its own list). */
   static void cancel(List<Held> held) {
-    if (held.isEmpty()) {
-      return; // also List.of(), which cannot be cleared
-    }
     for (Held h : held) {
       h.reservation().cancel();
     }
-    held.clear();
   }
 
   static MultiDecision joined(MultiDecision reserved, MultiDecision charged) {

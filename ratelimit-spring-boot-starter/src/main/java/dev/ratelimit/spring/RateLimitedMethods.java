@@ -222,11 +222,9 @@ final class RateLimitedMethods {
   }
 
   /**
-   * Parses a {@code countWhen}: the call's variables, {@code #exception}, and {@code #result} unless
-   * the method's own annotation is on a {@code void} method (a class's covers methods of every
-   * return type: there {@code #result} of a {@code void} one is null).
+   * Parses a {@code countWhen}, on the variables {@link #outcomeVariables} gives.
    *
-   * @throws IllegalArgumentException naming the method and the expression, or refusing a leaky bucket
+   * @throws IllegalArgumentException naming the method and the expression, or as outcomeVariables
    */
   private Pipeline.Condition countWhen(String text, Method method, String[] parameterNames, Set<String> callVariables,
       boolean own, Policy policy, String where) {

@@ -63,11 +63,13 @@ public final class EventLoops {
    * (when one did).
    */
   public static <T> Mono<T> offload(java.util.concurrent.Callable<T> work) {
-    return Mono.defer(() -> {
-      Scheduler home = NETTY ? OnNetty.current() : null;
-      Mono<T> off = Mono.fromCallable(work).subscribeOn(Schedulers.boundedElastic());
-      return home == null ? off : off.publishOn(home);
-    });
+    return Mono.defer(() -> offload(work, NETTY ? OnNetty.current() : null));
+  }
+
+  /** {@code work} on the bounded-elastic scheduler, its answer signalled on {@code home} (when not null). */
+  static <T> Mono<T> offload(java.util.concurrent.Callable<T> work, Scheduler home) {
+    Mono<T> off = Mono.fromCallable(work).subscribeOn(Schedulers.boundedElastic());
+    return home == null ? off : off.publishOn(home);
   }
 
   /** {@code stage} as a Mono: at once when it is done, else signalled on {@code home} (when not null). */

@@ -23,7 +23,6 @@ import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * A Spring WebFlux {@link WebFilter} that rate-limits requests by the servlet filter's {@link
@@ -153,8 +152,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
       // answered now (memory, the near-cache): go on here; else back from the backend's I/O thread
       return Mono.defer(() -> EventLoops.answer(plan.checkAsync(i), EventLoops.of(request)));
     }
-    return Mono.fromCallable(() -> plan.check(i))
-        .subscribeOn(Schedulers.boundedElastic()).publishOn(EventLoops.of(request));
+    return EventLoops.offload(() -> plan.check(i), EventLoops.of(request));
   }
 
   private Mono<Void> answer(HttpEngine current, ServerWebExchange exchange, WebFilterChain chain,
@@ -163,7 +161,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
       ExchangeResponses.writeHeadersOfDenial(exchange, verdict.checked(), current.headers());
       Mono<Void> denied = deniedHandler.handle(exchange, verdict.decision(), verdict.deniedResponse());
       // refused: what earlier count-when rules reserved is given back
-      return verdict.countAfter() && plan.holds() ? offloaded(exchange.getRequest(), plan::release).then(denied) : denied;
+      return plan.holds() ? offloaded(exchange.getRequest(), plan::release).then(denied) : denied;
     }
     ExchangeResponses.writeHeaders(exchange, verdict.checked(), current.headers());
     if (!verdict.countAfter()) {
@@ -186,7 +184,10 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
    * going on on its own event loop (see {@link EventLoops}).
    */
   private static Mono<Void> offloaded(ServerHttpRequest request, Runnable work) {
-    return Mono.fromRunnable(work).subscribeOn(Schedulers.boundedElastic()).publishOn(EventLoops.of(request)).then();
+    return EventLoops.offload(() -> {
+      work.run();
+      return Boolean.TRUE;
+    }, EventLoops.of(request)).then();
   }
 
   private static int status(ServerWebExchange exchange) {
