@@ -55,13 +55,22 @@ import java.util.Set;
  * side for a limiter, with a log line at most once a minute.
  *
  * <p>{@code countWhen} is a condition on the same variables and {@code #response} ({@code
- * #response.status}): with it, a request is refused while the rule's policies have no room for
- * its cost ({@link dev.ratelimit.RateLimiter#peekAll peekAll}, nothing consumed), and charged only
- * after the response, when the condition holds (count only failed logins: {@code
- * #response.status == 401}). An uncaught exception from the chain is status 500. Requests in flight
- * at once may all pass the check before any is charged, so up to their number minus one can pass
- * beyond the limit; a charge that finds no room consumes nothing. A condition that fails or gives no
- * boolean counts the request.
+ * #response.status}, {@code #response.headers['X-Name']}): with it, a request's cost is reserved
+ * before it proceeds ({@link dev.ratelimit.RateLimiter#reserve reserve}: refused exactly when a
+ * check of that cost would be) and, once the response is known, committed when the condition holds
+ * (count only failed logins: {@code #response.status == 401}) and given back otherwise. Requests in
+ * flight at once never pass beyond the limit: a request in flight holds its cost until it ends, so
+ * it may refuse another that would not have counted. An uncaught exception from the chain is
+ * status 500. A condition that fails or gives no boolean counts the request.
+ *
+ * <p>{@code costAfter} is the actual cost, an expression on the same variables and {@code
+ * #response}, such as {@code #response.headers['X-Tokens-Used']}: with it, {@code cost} is the
+ * estimate reserved before the request, and the reservation is committed at what {@code costAfter}
+ * gives once the response is known: the surplus is given back, a larger cost charged beyond the
+ * limit (the work was done; later requests pay the debt). It must give a whole number from 0 to
+ * 2^52, a fraction rounded up; anything else (absent, not a number, an error) keeps the estimate,
+ * with a log line at most once a minute. With both, {@code countWhen} decides whether the request
+ * counts and {@code costAfter} how much.
  * The key defaults to {@code #clientIp}. It must give a text, a number, a boolean, a character, an
  * enum, a UUID, or a collection or map of them; null, blank, anything else or an error is a missing
  * key, which never bypasses the limit (see {@link MissingKey}). The cost defaults to {@code 1}; it
@@ -83,9 +92,12 @@ import java.util.Set;
  * @param skipWhen the SpEL condition under which the rule does not apply; null for never
  * @param countWhen the SpEL condition, read after the response, under which a request is charged;
  *     null to charge every request before it proceeds
+ * @param costAfter the SpEL expression, read after the response, of the request's actual cost;
+ *     null to charge {@code cost}
  */
 public record RateLimitRule(String name, List<String> paths, Set<String> methods, List<Policy> policies,
-    String key, String cost, DeniedResponse deniedResponse, String when, String skipWhen, String countWhen) {
+    String key, String cost, DeniedResponse deniedResponse, String when, String skipWhen, String countWhen,
+    String costAfter) {
 
   /** The default key expression: the client's address. */
   public static final String DEFAULT_KEY = "#clientIp";
@@ -139,12 +151,21 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     if (countWhen != null) {
       RuleChecks.condition(countWhen, "rule '" + name + "': count-when", true);
     }
+    if (costAfter != null) {
+      RuleChecks.actualCost(costAfter, "rule '" + name + "': cost-after");
+    }
+  }
+
+  /** A rule whose cost is known before the request ({@code costAfter} null). */
+  public RateLimitRule(String name, List<String> paths, Set<String> methods, List<Policy> policies, String key,
+      String cost, DeniedResponse deniedResponse, String when, String skipWhen, String countWhen) {
+    this(name, paths, methods, policies, key, cost, deniedResponse, when, skipWhen, countWhen, null);
   }
 
   /** A rule without conditions. */
   public RateLimitRule(String name, List<String> paths, Set<String> methods, List<Policy> policies, String key,
       String cost, DeniedResponse deniedResponse) {
-    this(name, paths, methods, policies, key, cost, deniedResponse, null, null, null);
+    this(name, paths, methods, policies, key, cost, deniedResponse, null, null, null, null);
   }
 
   /** A rule without conditions, answering denied requests as the filter does (no {@link #deniedResponse() response} of its own). */
@@ -179,6 +200,7 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     private String when;
     private String skipWhen;
     private String countWhen;
+    private String costAfter;
 
     private Builder(String name) {
       this.name = name;
@@ -249,12 +271,23 @@ public record RateLimitRule(String name, List<String> paths, Set<String> methods
     }
 
     /**
+     * The actual cost, read after the response, in SpEL on the key's variables and {@code
+     * #response}, such as {@code #response.headers['X-Tokens-Used']}; {@link #cost} is then the
+     * estimate reserved before the request. Default: {@code cost} is charged. See the class comment.
+     */
+    public Builder costAfter(String spel) {
+      this.costAfter = spel;
+      return this;
+    }
+
+    /**
      * The rule.
      *
      * @throws IllegalArgumentException as the record's constructor
      */
     public RateLimitRule build() {
-      return new RateLimitRule(name, paths, methods, policies, key, cost, deniedResponse, when, skipWhen, countWhen);
+      return new RateLimitRule(name, paths, methods, policies, key, cost, deniedResponse, when, skipWhen, countWhen,
+          costAfter);
     }
   }
 }

@@ -36,7 +36,7 @@ final class ConfigParser {
       + "|headers\\.draft|headers\\.legacy|redis\\.url|redis\\.key-prefix|redis\\.timeout|" + DENIED
       + "|trusted-proxies(?:\\[" + INDEX + "\\])?)");
   private static final Pattern RULE = Pattern.compile("ratelimit\\.rules\\[" + INDEX + "\\]\\."
-      + "(name|key|cost|when|skip-when|count-when|" + DENIED + "|paths(?:\\[" + INDEX + "\\])?|methods(?:\\[" + INDEX + "\\])?)");
+      + "(name|key|cost|when|skip-when|count-when|cost-after|" + DENIED + "|paths(?:\\[" + INDEX + "\\])?|methods(?:\\[" + INDEX + "\\])?)");
   private static final Pattern POLICY = Pattern.compile("ratelimit\\.rules\\[" + INDEX + "\\]\\.policies\\["
       + INDEX + "\\]\\.(name|limit|algorithm|burst)");
   private static final Pattern DURATION = Pattern.compile("\\s*([0-9]{1,9})\\s*(ms|s)\\s*");
@@ -44,7 +44,7 @@ final class ConfigParser {
       + "ratelimit.missing-key, ratelimit.headers.draft, ratelimit.headers.legacy, ratelimit.trusted-proxies, "
       + "ratelimit.redis.url, ratelimit.redis.key-prefix, ratelimit.redis.timeout, "
       + "ratelimit.denied-response.status|content-type|body|headers.NAME, "
-      + "ratelimit.rules[i].name|paths|methods|key|cost|when|skip-when|count-when, ratelimit.rules[i].denied-response.*, "
+      + "ratelimit.rules[i].name|paths|methods|key|cost|when|skip-when|count-when|cost-after, ratelimit.rules[i].denied-response.*, "
       + "ratelimit.rules[i].policies[j].name|limit|algorithm|burst";
 
   final String source;
@@ -340,6 +340,15 @@ final class ConfigParser {
         case "skip-when" -> builder.skipWhen(text);
         default -> builder.countWhen(text);
       }
+    }
+    String costAfter = props.get("cost-after");
+    if (costAfter != null) {
+      try {
+        Expressions.parseAfter(costAfter, "rule '" + name + "': cost-after");
+      } catch (IllegalArgumentException e) {
+        throw fail(prefix + ".cost-after", e.getMessage());
+      }
+      builder.costAfter(costAfter);
     }
     DeniedResponse response = deniedResponse(prefix + ".denied-response", relative(props, "denied-response."),
         deniedResponse);

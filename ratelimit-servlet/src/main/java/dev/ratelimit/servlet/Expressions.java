@@ -43,7 +43,7 @@ final class Expressions {
   static final Sandbox SANDBOX = DOOR.sandbox();
   /** {@link #NAMES}, and what parse time knows of their values. */
   static final Variables VARIABLES = DOOR.variables();
-  /** What a rule's {@code count-when} reads: {@link #VARIABLES} and {@code #response}. */
+  /** What a rule's {@code count-when} and {@code cost-after} read: {@link #VARIABLES} and {@code #response}. */
   static final Variables COUNT_VARIABLES = DOOR.countVariables();
   /** Parses conditions for {@link #condition}: its logger and throttle are never used. */
   private static final Pipeline CHECKING = DOOR.checking();
@@ -58,6 +58,16 @@ final class Expressions {
    */
   static Expression parse(String text, String what) {
     return SANDBOX.parse(text, what, VARIABLES);
+  }
+
+  /**
+   * Parses a rule's {@code cost-after}, which reads {@link #COUNT_VARIABLES}, and checks it against
+   * the sandbox.
+   *
+   * @throws IllegalArgumentException naming {@code what} and the expression
+   */
+  static Expression parseAfter(String text, String what) {
+    return SANDBOX.parse(text, what, COUNT_VARIABLES);
   }
 
   /**

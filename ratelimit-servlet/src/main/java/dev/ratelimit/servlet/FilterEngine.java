@@ -5,6 +5,7 @@ import dev.ratelimit.http.HeaderOptions;
 import dev.ratelimit.http.RateLimitRule;
 import dev.ratelimit.internal.http.CompiledRule;
 import dev.ratelimit.internal.http.HttpEngine;
+import dev.ratelimit.internal.http.ResponseView;
 import dev.ratelimit.MultiDecision;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -91,10 +92,15 @@ final class FilterEngine {
         request.getAsyncContext().addListener(whenComplete(plan, response)); // the status is known then
       } else {
         // an exception leaving the chain becomes the container's 500, unless the response is already out
-        plan.settle(thrown && !response.isCommitted() ? HttpServletResponse.SC_INTERNAL_SERVER_ERROR
-            : response.getStatus());
+        plan.settle(outcome(thrown && !response.isCommitted() ? HttpServletResponse.SC_INTERNAL_SERVER_ERROR
+            : response.getStatus(), response));
       }
     }
+  }
+
+  /** {@code #response}: {@code status}, and the response's headers as they were set. */
+  private static ResponseView outcome(int status, HttpServletResponse response) {
+    return ResponseView.of(status, response::getHeader, response::getHeaderNames);
   }
 
   /** Settles when the asynchronous request completes, with the status it completed with. */
@@ -102,8 +108,9 @@ final class FilterEngine {
     return new AsyncListener() {
       @Override
       public void onComplete(AsyncEvent event) {
-        plan.settle(event.getSuppliedResponse() instanceof HttpServletResponse supplied ? supplied.getStatus()
-            : response.getStatus());
+        HttpServletResponse completed = event.getSuppliedResponse() instanceof HttpServletResponse supplied
+            ? supplied : response;
+        plan.settle(outcome(completed.getStatus(), completed));
       }
 
       @Override

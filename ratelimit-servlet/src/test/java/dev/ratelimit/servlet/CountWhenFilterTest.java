@@ -253,7 +253,7 @@ class CountWhenFilterTest {
     assertThatThrownBy(() -> RateLimitConfig.load(bad.toString())).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("ratelimit.rules[0].count-when: rule 'login': count-when expression"
             + " '#response.code == 401' reads 'code' of #response, which has no such property; the response's"
-            + " property is status");
+            + " properties are status and headers");
     server = TestServer.start(context -> {
       context.addServlet(new ServletHolder(new Login()), "/login");
       FilterHolder holder = new FilterHolder(RateLimitFilter.class);

@@ -107,10 +107,19 @@ public class FilterProperties {
 
     /**
      * The condition under which a request is charged, read after its response, in SpEL on the key's
-     * variables and #response, e.g. "#response.status == 401"; a request is refused while the rule
-     * has no room for it. Unset: every request is charged before it proceeds.
+     * variables and #response, e.g. "#response.status == 401": the cost is reserved before the
+     * request (refused while the rule has no room for it) and given back after it when the
+     * condition is false. Unset: every request is charged before it proceeds.
      */
     private String countWhen;
+
+    /**
+     * The actual cost of a request, read after its response, in SpEL on the key's variables and
+     * #response, e.g. "#response.headers['X-Tokens-Used']": the rule's cost is then the estimate
+     * reserved before the request, and the difference is given back or charged after it. A value
+     * that is absent or no number from 0 to 2^52 keeps the estimate. Unset: the cost is charged.
+     */
+    private String costAfter;
 
     /** What a request this rule denies is answered with, over ratelimit.denied-response. */
     private final RateLimitProperties.Denied deniedResponse = new RateLimitProperties.Denied();
@@ -185,6 +194,14 @@ public class FilterProperties {
 
     public void setCountWhen(String countWhen) {
       this.countWhen = countWhen;
+    }
+
+    public String getCostAfter() {
+      return costAfter;
+    }
+
+    public void setCostAfter(String costAfter) {
+      this.costAfter = costAfter;
     }
 
     public RateLimitProperties.Denied getDeniedResponse() {

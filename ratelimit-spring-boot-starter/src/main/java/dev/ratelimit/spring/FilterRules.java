@@ -37,7 +37,7 @@ final class FilterRules {
     for (int i = 0; i < rules.size(); i++) {
       FilterProperties.Rule rule = rules.get(i);
       String expression = String.join(" ", java.util.Arrays.asList(rule.getKey(), rule.getCost(), rule.getWhen(),
-          rule.getSkipWhen(), rule.getCountWhen()).stream().filter(java.util.Objects::nonNull).toList());
+          rule.getSkipWhen(), rule.getCountWhen(), rule.getCostAfter()).stream().filter(java.util.Objects::nonNull).toList());
       if (USER.matcher(expression).find()) {
         throw new IllegalArgumentException("ratelimit.filter.rules[" + i + "] reads the user (#principal or "
             + "#request's user), but the filter runs before Spring Security (ratelimit.filter.order=" + order
@@ -69,7 +69,8 @@ final class FilterRules {
     }
     try {
       RateLimitRule.Builder builder = RateLimitRule.builder(rule.getName()).key(rule.getKey()).cost(rule.getCost())
-          .when(rule.getWhen()).skipWhen(rule.getSkipWhen()).countWhen(rule.getCountWhen());
+          .when(rule.getWhen()).skipWhen(rule.getSkipWhen()).countWhen(rule.getCountWhen())
+          .costAfter(rule.getCostAfter());
       rule.getPaths().forEach(builder::path);
       rule.getMethods().forEach(builder::method);
       for (String name : rule.getPolicies()) {
@@ -87,7 +88,7 @@ final class FilterRules {
 
   /** {@code .skip-when} when {@code e} refuses the rule's condition of that name, else empty. */
   private static String conditionOf(String rule, IllegalArgumentException e) {
-    for (String condition : List.of("count-when", "skip-when", "when")) {
+    for (String condition : List.of("count-when", "cost-after", "skip-when", "when")) {
       if (String.valueOf(e.getMessage()).startsWith("rule '" + rule + "': " + condition + " expression")) {
         return "." + condition;
       }

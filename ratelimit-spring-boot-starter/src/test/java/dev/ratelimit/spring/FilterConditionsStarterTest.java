@@ -46,6 +46,11 @@ class FilterConditionsStarterTest {
       return "right".equals(password) ? ResponseEntity.ok("welcome") : ResponseEntity.status(401).body("no");
     }
 
+    @GetMapping("/v1/completions")
+    ResponseEntity<String> complete(@RequestParam String used) {
+      return ResponseEntity.ok().header("X-Tokens-Used", used).body("done");
+    }
+
     @GetMapping({"/health", "/orders"})
     String ok() {
       return "ok";
@@ -118,6 +123,33 @@ class FilterConditionsStarterTest {
     HttpResponse<String> counted = send("GET", "/orders", "X-Forwarded-For", "198.51.100.1");
     assertThat(StructuredFields.parseList(counted.headers().firstValue("RateLimit").orElseThrow()).get(0).integer("r"))
         .as("the health checks counted nothing").isEqualTo(99);
+  }
+
+  @Test
+  void costAfterSettlesTheEstimateAtWhatTheResponseReports() throws Exception {
+    HttpResponse<String> first = send("GET", "/v1/completions?used=500", "X-Api-Key", "key-1");
+    assertThat(first.statusCode()).isEqualTo(200);
+    assertThat(room(first)).as("the estimate held while the request ran").isEqualTo(98_000);
+    HttpResponse<String> second = send("GET", "/v1/completions?used=9000", "X-Api-Key", "key-1");
+    assertThat(room(second)).as("the first settled at 500").isEqualTo(97_500);
+    HttpResponse<String> third = send("GET", "/v1/completions?used=1", "X-Api-Key", "key-1");
+    assertThat(room(third)).as("the second charged 9,000, beyond its estimate").isEqualTo(88_500);
+  }
+
+  private static long room(HttpResponse<String> response) {
+    return StructuredFields.parseList(response.headers().firstValue("RateLimit").orElseThrow()).get(0).integer("r");
+  }
+
+  @Test
+  void aBadCostAfterFailsStartUpNamingItsProperty() {
+    assertThatThrownBy(() -> new SpringApplicationBuilder(App.class)
+        .properties("server.port=0", "ratelimit.backend=memory", "ratelimit.policies.api.limit=1",
+            "ratelimit.policies.api.window=1m", "ratelimit.filter.rules[0].name=api",
+            "ratelimit.filter.rules[0].paths=/**", "ratelimit.filter.rules[0].policies=api",
+            "ratelimit.filter.rules[0].cost-after=#result.tokens")
+        .run().close())
+        .hasStackTraceContaining("invalid ratelimit.filter.rules[0].cost-after: rule 'api': cost-after expression"
+            + " '#result.tokens' reads #result, an unknown variable");
   }
 
   @Test

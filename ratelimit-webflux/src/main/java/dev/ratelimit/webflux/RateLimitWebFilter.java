@@ -8,11 +8,13 @@ import dev.ratelimit.http.RateLimitRule;
 import dev.ratelimit.http.RuleSetBuilder;
 import dev.ratelimit.internal.http.CompiledRule;
 import dev.ratelimit.internal.http.HttpEngine;
+import dev.ratelimit.internal.http.ResponseView;
 import dev.ratelimit.internal.http.LimitHeaders;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import org.springframework.core.Ordered;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.PathContainer;
@@ -170,13 +172,13 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
     // settled just before the response is committed, its status known: the client never sees the
     // response while its unit is still held (an error becomes the error handler's response, 500 by
     // default, and is settled with it); an exchange that never answers stays charged
-    exchange.getResponse().beforeCommit(() -> settle(exchange, plan, status(exchange)));
+    exchange.getResponse().beforeCommit(() -> settle(exchange, plan, outcome(exchange)));
     return chain.filter(exchange);
   }
 
-  /** Settles the count-when rules' reservations for {@code status}: committed where the condition holds; never fails. */
-  private static Mono<Void> settle(ServerWebExchange exchange, HttpEngine.Plan plan, int status) {
-    return offloaded(exchange.getRequest(), () -> plan.settle(status));
+  /** Settles the request's reservations for {@code response} ({@link HttpEngine.Plan#settle}); never fails. */
+  private static Mono<Void> settle(ServerWebExchange exchange, HttpEngine.Plan plan, ResponseView response) {
+    return offloaded(exchange.getRequest(), () -> plan.settle(response));
   }
 
   /**
@@ -190,9 +192,12 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
     }, EventLoops.of(request)).then();
   }
 
-  private static int status(ServerWebExchange exchange) {
+  /** {@code #response}: the status (200 when none was set) and headers about to be sent. */
+  private static ResponseView outcome(ServerWebExchange exchange) {
     HttpStatusCode status = exchange.getResponse().getStatusCode();
-    return status == null ? HttpStatus.OK.value() : status.value();
+    HttpHeaders headers = exchange.getResponse().getHeaders();
+    return ResponseView.of(status == null ? HttpStatus.OK.value() : status.value(), headers::getFirst,
+        headers::headerNames);
   }
 
   private static Mono<Void> rejectMissingKey(ServerWebExchange exchange, CompiledRule rule) {

@@ -217,6 +217,34 @@ class RateLimitWebFilterTest {
     }
   }
 
+  /** cost-after reads the header the handler set: the estimate reserved, the surplus given back, a larger cost charged. */
+  @Test
+  void costAfterSettlesTheEstimateAtTheResponsesHeader() throws Exception {
+    Policy tokens = Policy.of(100, Duration.ofHours(1)).withName("tokens");
+    RateLimitWebFilter filter = RateLimitWebFilter.builder(limiter)
+        .rule(rule("completions", "/**", tokens).cost("10").costAfter("#response.headers['X-Tokens-Used']")
+            .countWhen("#response.status < 500").build()).build();
+    org.springframework.web.server.WebHandler upstream = exchange -> {
+      String used = exchange.getRequest().getQueryParams().getFirst("used");
+      if (used != null) {
+        exchange.getResponse().getHeaders().set("x-tokens-used", used);
+      }
+      return exchange.getRequest().getPath().value().equals("/boom")
+          ? reactor.core.publisher.Mono.error(new IllegalStateException("boom")) : reactor.core.publisher.Mono.empty();
+    };
+    try (NettyApp app = new NettyApp(filter, upstream)) {
+      assertThat(app.get("/v1?used=3").statusCode()).isEqualTo(200);
+      assertThat(limiter.inspect("completions:127.0.0.1", tokens).remaining()).as("7 given back").isEqualTo(97);
+      assertThat(app.get("/v1?used=30").statusCode()).isEqualTo(200);
+      assertThat(limiter.inspect("completions:127.0.0.1", tokens).remaining()).as("20 charged beyond").isEqualTo(67);
+      assertThat(app.get("/v1").statusCode()).isEqualTo(200);
+      assertThat(limiter.inspect("completions:127.0.0.1", tokens).remaining()).as("no header: the estimate")
+          .isEqualTo(57);
+      assertThat(app.get("/boom?used=50").statusCode()).isEqualTo(500);
+      assertThat(limiter.inspect("completions:127.0.0.1", tokens).remaining()).as("not counted").isEqualTo(57);
+    }
+  }
+
   @Test
   void aRequestRefusedByALaterRuleGivesBackWhatACountWhenRuleReserved() throws Exception {
     RateLimitWebFilter filter = RateLimitWebFilter.builder(limiter).matchAll(true)

@@ -104,12 +104,18 @@ public final class CompiledRule {
   public final Set<String> conditionVariables;
   /** The condition under which a request is charged after its response; null: charged before. */
   public final Pipeline.Condition countWhen;
-  /** The variables {@link #countWhen} uses, {@code #response} aside (set once the response is known). */
+  /** The actual cost, read after the response; null: the cost is known before. */
+  public final Pipeline.Cost costAfter;
+  /**
+   * The variables {@link #countWhen} and {@link #costAfter} use, {@code #response} aside (set once
+   * the response is known).
+   */
   public final Set<String> countVariables;
 
   /**
    * Compiles {@code rule}: its paths parsed, its expressions checked against {@code names} (the
-   * door's variables for the key, cost and conditions) and {@code countNames} (count-when's) and
+   * door's variables for the key, cost and conditions) and {@code countNames} (count-when's and
+   * cost-after's) and
    * parsed with {@code pipeline}.
    *
    * @throws IllegalArgumentException naming the rule, for what the variables or sandbox refuse
@@ -149,9 +155,19 @@ public final class CompiledRule {
     // a count-when that cannot be decided counts the request: the safe side for a limiter
     this.countWhen = rule.countWhen() == null ? null : pipeline.condition(rule.countWhen(), what + ": count-when",
         countNames, true, "the request was counted");
+    this.costAfter = rule.costAfter() == null ? null : pipeline.cost(rule.costAfter(), what + ": cost-after",
+        countNames);
     Set<String> counting = new java.util.HashSet<>(countWhen == null ? Set.of() : countWhen.variables());
+    if (costAfter != null) {
+      counting.addAll(costAfter.variables());
+    }
     counting.remove("response");
     this.countVariables = Set.copyOf(counting);
+  }
+
+  /** Whether the rule reserves its cost before the request and settles it after ({@code count-when}, {@code cost-after}). */
+  public boolean settledAfter() {
+    return countWhen != null || costAfter != null;
   }
 
   /** Whether the rule has a condition to test before it applies. */

@@ -10,7 +10,7 @@ import org.springframework.expression.EvaluationContext;
 /**
  * What a door's sandbox reads: the side-effect-free properties of its request type ({@code
  * #request.scheme}), a principal's {@code name}, a cookie's {@code name} and {@code value}, and
- * {@code #response.status}; nothing else. Each door names its request's properties and reads them
+ * {@code #response.status} and {@code #response.headers}; nothing else. Each door names its request's properties and reads them
  * with direct getter calls, never reflectively.
  *
  * @param <R> the door's request type
@@ -56,8 +56,8 @@ public abstract class DoorProperties<R, C> extends ReadOnlyProperties {
     if (cookieType.isInstance(target)) {
       return name.equals("name") || name.equals("value");
     }
-    if (target instanceof ResponseStatus) {
-      return name.equals("status");
+    if (target instanceof ResponseView) {
+      return name.equals("status") || name.equals("headers");
     }
     return false;
   }
@@ -70,8 +70,8 @@ public abstract class DoorProperties<R, C> extends ReadOnlyProperties {
     if (target instanceof Principal p) {
       return p.getName();
     }
-    if (target instanceof ResponseStatus r) {
-      return r.status();
+    if (target instanceof ResponseView r) {
+      return name.equals("status") ? r.status() : r.headers();
     }
     C cookie = cookieType.cast(target);
     return name.equals("name") ? cookieName.apply(cookie) : cookieValue.apply(cookie);

@@ -21,8 +21,8 @@ import org.springframework.http.server.PathContainer;
 
 /**
  * What both filters do per request, whatever the server API: match the rules, evaluate keys and
- * costs, check (sync or async), decide the answer, and settle {@code count-when} rules'
- * reservations once the response is known. The adapters read their request into a {@link RequestView}, mark it counted,
+ * costs, check (sync or async), decide the answer, and settle {@code count-when} and {@code
+ * cost-after} rules' reservations once the response is known. The adapters read their request into a {@link RequestView}, mark it counted,
  * and write what this decides on their response. Immutable: {@link #withRules} makes another.
  */
 public final class HttpEngine {
@@ -97,11 +97,12 @@ public final class HttpEngine {
     CompiledRule.validate(list, matchAll);
     List<CompiledRule> compiled = new ArrayList<>(list.size());
     for (RateLimitRule rule : list) {
-      if (rule.countWhen() != null && !limiter.takesReservations()) {
-        throw new IllegalArgumentException("rule '" + rule.name() + "' has count-when, which reserves its cost"
+      if ((rule.countWhen() != null || rule.costAfter() != null) && !limiter.takesReservations()) {
+        String part = rule.countWhen() != null ? "count-when" : "cost-after";
+        throw new IllegalArgumentException("rule '" + rule.name() + "' has " + part + ", which reserves its cost"
             + " before the request and settles it after; the limiter " + limiter + " does not take reservations"
             + " (RateLimiter.takesReservations() is false: a Backend whose reserves() is false); use the in-memory"
-            + " or the Redis backend, or drop count-when");
+            + " or the Redis backend, or drop " + part);
       }
       compiled.add(new CompiledRule(rule, pipeline, expressions.variables(), expressions.countVariables()));
     }
@@ -200,8 +201,9 @@ public final class HttpEngine {
 
   /**
    * One request's matched rules, their keys and costs: what is checked now; for {@code count-when}
-   * rules, reserved now and settled once the response is known (committed when the condition
-   * holds, cancelled otherwise), so requests in flight at once never pass beyond the limit.
+   * and {@code cost-after} rules, reserved now and settled once the response is known (committed
+   * at the actual cost when the condition holds, cancelled otherwise), so requests in flight at
+   * once never pass beyond the limit.
    */
   public final class Plan {
     private final RequestView view;
@@ -209,7 +211,7 @@ public final class HttpEngine {
     private final List<Map<String, String>> pathVariables;
     private final String[] keys;
     private final long[] costs;
-    /** The count-when rules' reservations taken for this request, null where none is held. */
+    /** The settled-after rules' reservations taken for this request, null where none is held. */
     private final Reservation[] held;
     private final CompiledRule missingKey;
 
@@ -245,17 +247,20 @@ public final class HttpEngine {
     }
 
     /**
-     * Whether rule {@code i} reserves ({@code count-when}): a blocking call, as the limiter's
-     * reserve is; the others are plain checks, {@link #checkAsync} without blocking.
+     * Whether rule {@code i} reserves ({@code count-when}, {@code cost-after}): a blocking call, as
+     * the limiter's reserve is; the others are plain checks, {@link #checkAsync} without blocking.
      */
     public boolean reserves(int i) {
-      return matched.get(i).countWhen != null;
+      return matched.get(i).settledAfter();
     }
 
-    /** Rule {@code i}'s check, blocking: charged now, or with {@code count-when} reserved until {@link #settle}. */
+    /**
+     * Rule {@code i}'s check, blocking: charged now, or with {@code count-when} or {@code cost-after}
+     * reserved until {@link #settle}.
+     */
     public MultiDecision check(int i) {
       CompiledRule rule = matched.get(i);
-      if (rule.countWhen == null) {
+      if (!rule.settledAfter()) {
         return limiter.checkAll(keys[i], rule.rule.policies(), costs[i]);
       }
       Reservation reservation = limiter.reserve(keys[i], rule.rule.policies(), costs[i]);
@@ -290,7 +295,7 @@ public final class HttpEngine {
       boolean countAfter = false;
       for (int i = 0; i < results.size(); i++) {
         checked.addAll(results.get(i).decisions());
-        countAfter |= matched.get(i).countWhen != null;
+        countAfter |= matched.get(i).settledAfter();
       }
       boolean allowed = results.get(results.size() - 1).allowed();
       if (!LimitHeaders.hasLimitHeaders(checked)) {
@@ -306,27 +311,32 @@ public final class HttpEngine {
     }
 
     /**
-     * Settles each {@code count-when} rule's reservation for the response's {@code status}:
-     * committed at its cost when the condition holds (or cannot be evaluated: the request ran),
+     * Settles each reservation this request holds, once its {@code response} is known: committed
+     * when the rule's {@code count-when} holds (or it has none, or it cannot be evaluated: the
+     * request ran), at the {@code cost-after} it gives (its estimate when it has none or it fails),
      * cancelled otherwise. Blocking; never throws: the response is already made.
      */
-    public void settle(int status) {
+    public void settle(ResponseView response) {
       for (int i = 0; i < held.length; i++) {
         Reservation reservation = held[i];
         if (reservation == null) {
           continue;
         }
         held[i] = null;
+        CompiledRule rule = matched.get(i);
+        EvaluationContext context = expressions.context(view, pathVariables.get(i), rule.countVariables);
+        context.setVariable("response", response);
         boolean counts = true;
         try {
-          counts = counts(i, status);
+          counts = rule.countWhen == null || rule.countWhen.test(context);
         } catch (RuntimeException e) {
           countWhenFailed(e);
         }
-        if (counts) {
-          reservation.commit(costs[i]);
+        long actual = !counts ? 0 : rule.costAfter == null ? costs[i] : rule.costAfter.actual(context);
+        if (actual == 0) {
+          reservation.cancel(); // not counted, or it cost nothing
         } else {
-          reservation.cancel();
+          reservation.commit(actual < 0 ? costs[i] : actual); // -1: cost-after failed, the estimate stays
         }
       }
     }
@@ -354,16 +364,6 @@ public final class HttpEngine {
       return false;
     }
 
-    private boolean counts(int i, int status) {
-      CompiledRule rule = matched.get(i);
-      if (rule.countWhen == null) {
-        return false;
-      }
-      EvaluationContext context = expressions.context(view, pathVariables.get(i), rule.countVariables);
-      context.setVariable("response", new ResponseStatus(status));
-      return rule.countWhen.test(context);
-    }
-
     private void countWhenFailed(Throwable e) {
       log.warn(logger, "count-when", "a request's count-when condition failed; the request is counted: "
           + LogThrottle.sanitize(e));
@@ -375,7 +375,7 @@ public final class HttpEngine {
    *
    * @param allowed whether it passes
    * @param checked every decision made for it, which the limit headers describe
-   * @param countAfter whether a {@code count-when} rule was reserved: settled once the response is
+   * @param countAfter whether a {@code count-when} or {@code cost-after} rule was reserved: settled once the response is
    *     known ({@link Plan#settle}), or released when the request is refused ({@link Plan#release})
    * @param deniedResponse what a denied request is answered with: its rule's, else the filter's;
    *     null when allowed

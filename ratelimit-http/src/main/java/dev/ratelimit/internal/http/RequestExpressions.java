@@ -34,7 +34,7 @@ public final class RequestExpressions {
   /**
    * @param logger the door's logger, which the pipeline logs to
    * @param properties what the sandbox reads of the door's request, principal, cookies and
-   *     {@link ResponseStatus}
+   *     {@link ResponseView}
    * @param requestIs how {@code #request} is described in messages, e.g. "the request's"
    */
   public RequestExpressions(System.Logger logger, DoorProperties<?, ?> properties, String requestIs) {
@@ -53,7 +53,8 @@ public final class RequestExpressions {
     }
     this.variables = names.build();
     this.countVariables = Variables.builder().addAll(variables)
-        .add("response", Shape.object("the response's property is status", Map.of("status", Shape.leaf("a number"))))
+        .add("response", Shape.object("the response's properties are status and headers",
+            Map.of("status", Shape.leaf("a number"), "headers", Shape.map(text))))
         .build();
   }
 
@@ -87,7 +88,7 @@ public final class RequestExpressions {
     return variables;
   }
 
-  /** What a rule's {@code count-when} reads: {@link #variables()} and {@code #response}. */
+  /** What a rule's {@code count-when} and {@code cost-after} read: {@link #variables()} and {@code #response}. */
   public Variables countVariables() {
     return countVariables;
   }

@@ -1,10 +1,6 @@
 package dev.ratelimit.internal.http;
 
-import java.util.AbstractMap;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * What a rule's expressions read of one request, whatever the server API: each adapter (servlet,
@@ -68,7 +64,7 @@ public abstract class RequestView {
   /** {@code #headers}: by name, case-insensitive, first value; read-only. */
   public final Map<String, String> headers() {
     if (headers == null) {
-      headers = new HeaderMap(this);
+      headers = new HeaderMap(this::header, this::headerNames);
     }
     return headers;
   }
@@ -95,33 +91,5 @@ public abstract class RequestView {
       params = readParams();
     }
     return params;
-  }
-
-  /** Request headers by name, case-insensitive, first value; read-only. */
-  private static final class HeaderMap extends AbstractMap<String, String> {
-    private final RequestView view;
-
-    HeaderMap(RequestView view) {
-      this.view = view;
-    }
-
-    @Override
-    public String get(Object name) {
-      return name instanceof String s ? view.header(s) : null;
-    }
-
-    @Override
-    public boolean containsKey(Object name) {
-      return get(name) != null;
-    }
-
-    @Override
-    public Set<Entry<String, String>> entrySet() {
-      Map<String, String> all = new LinkedHashMap<>();
-      for (String name : view.headerNames()) {
-        all.putIfAbsent(name, view.header(name));
-      }
-      return Collections.unmodifiableMap(all).entrySet();
-    }
   }
 }

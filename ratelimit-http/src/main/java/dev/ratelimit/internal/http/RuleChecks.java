@@ -68,6 +68,15 @@ public final class RuleChecks {
   }
 
   /**
+   * Checks a {@code cost-after} expression, which reads {@code #response} too.
+   *
+   * @throws IllegalArgumentException naming {@code what} and the expression
+   */
+  public static void actualCost(String text, String what) {
+    ANY.sandbox().parse(text, what, ANY.countVariables());
+  }
+
+  /**
    * Checks a condition: {@code when}, {@code skip-when}, or with {@code count} {@code count-when}
    * (which reads {@code #response} too).
    *
