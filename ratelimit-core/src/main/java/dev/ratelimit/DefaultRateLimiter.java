@@ -512,6 +512,11 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   @Override
+  public Reservation resume(String key, List<Policy> policies, long estimate, List<dev.ratelimit.spi.Mark> marks) {
+    return reservations.resume(key, policies, estimate, marks);
+  }
+
+  @Override
   public boolean takesReservations() {
     return backend.reserves();
   }

@@ -266,6 +266,27 @@ public interface RateLimiter extends AutoCloseable {
   }
 
   /**
+   * A reservation made elsewhere (by another instance on the same backend, or before a decision
+   * service's token crossed the network), to be settled here: its {@link Reservation#commit} and
+   * {@link Reservation#cancel} give back or charge exactly as the original's would. Settle each
+   * reservation once across every copy: the limiter cannot tell whether another copy was settled,
+   * and two give-backs return its units twice. A mark whose state was reset, expired or lost since
+   * returns nothing. Its decisions are not known here: each is allowed, with {@code remaining} -1.
+   *
+   * @param key the original's {@link Reservation#key}
+   * @param policies the original's {@link Reservation#policies}, equal in every parameter
+   * @param estimate the original's {@link Reservation#estimate}
+   * @param marks the original's {@link Reservation#marks}, one per policy
+   * @throws IllegalArgumentException for bad input, as {@link #reserve}, or when {@code marks} has
+   *     not one element per policy
+   * @throws UnsupportedOperationException when the backend does not take reservations (the
+   *     default, for implementations other than the built one)
+   */
+  default Reservation resume(String key, List<Policy> policies, long estimate, List<dev.ratelimit.spi.Mark> marks) {
+    throw new UnsupportedOperationException(getClass().getName() + " does not take reservations");
+  }
+
+  /**
    * Whether {@link #reserve} works here: true for the built limiter on a backend that takes
    * reservations (the in-memory and Redis ones do); false by default. What builds on
    * reservations ({@code count-when}, {@code countWhen}) asks it at configuration time.

@@ -143,8 +143,13 @@ public final class Reservation {
     }
   }
 
-  /** The marks, one per policy (null where nothing is held), for the limiter. */
-  List<Mark> marks() {
+  /**
+   * Where its units went, one per policy in order, null where nothing is held there (a refused
+   * reservation, a failure mode's answer, a shadow policy's denial): with the key, the policies and
+   * the estimate, what settles it from another process ({@link RateLimiter#resume}). A decision
+   * service carries them in a signed token; they are never to be taken unsigned from a client.
+   */
+  public List<Mark> marks() {
     return marks;
   }
 

@@ -84,6 +84,20 @@ final class Reservations implements Reservation.Settler {
     }).thenApply(decision -> reservation(key, ps, estimate, decision, held));
   }
 
+  /** {@link RateLimiter#resume}: the original's marks, its decisions unknown here. */
+  Reservation resume(String key, List<Policy> policies, long estimate, List<Mark> marks) {
+    List<Policy> ps = validated(key, policies, estimate);
+    java.util.Objects.requireNonNull(marks, "marks");
+    Require.argument(marks.size() == ps.size(), "a resumed reservation needs one mark per policy (null where none"
+        + " is held): %d marks for %d policies", marks.size(), ps.size());
+    List<Decision> unknown = new ArrayList<>(ps.size());
+    for (Policy p : ps) {
+      unknown.add(Decision.allowed(p, -1, 0, 0));
+    }
+    return new Reservation(this, key, ps, estimate, new MultiDecision(true, unknown),
+        java.util.Collections.unmodifiableList(new ArrayList<>(marks)));
+  }
+
   /**
    * {@code policies} as a reserve takes them, copied.
    *

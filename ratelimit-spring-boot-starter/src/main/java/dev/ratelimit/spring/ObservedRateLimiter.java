@@ -242,6 +242,11 @@ final class ObservedRateLimiter implements RateLimiter {
   }
 
   @Override
+  public Reservation resume(String key, List<Policy> policies, long estimate, List<dev.ratelimit.spi.Mark> marks) {
+    return delegate.resume(key, policies, estimate, marks);
+  }
+
+  @Override
   public boolean takesReservations() {
     return delegate.takesReservations();
   }

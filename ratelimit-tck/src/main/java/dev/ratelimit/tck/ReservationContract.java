@@ -237,6 +237,35 @@ public abstract class ReservationContract extends ContractSupport {
         .isInstanceOf(IllegalArgumentException.class);
   }
 
+  /** A reservation resumed from its key, policies, estimate and marks settles as the original would. */
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void aResumedReservationSettlesAsTheOriginalWould(Algorithm algorithm) {
+    Policy p = uneven(algorithm);
+    String k = key("resumed");
+    String twin = key("original");
+    for (String key : List.of(k, twin)) {
+      limiter.check(key, p, 1);
+    }
+    advanceMicros(300_000);
+    Reservation original = limiter.reserve(twin, p, 3);
+    Reservation elsewhere = limiter.reserve(k, p, 3);
+    Reservation resumed = limiter.resume(k, List.of(p), 3, elsewhere.marks());
+    assertThat(resumed.allowed()).isTrue();
+    assertThat(resumed.decision().remaining()).as("its decisions are not known here").isEqualTo(-1);
+    advanceMicros(200_000);
+    original.commit(1);
+    resumed.commit(1);
+    assertThat(admits(k, p)).isEqualTo(admits(twin, p));
+    assertThatThrownBy(() -> limiter.resume(k, List.of(p), 3, List.of())).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("one mark per policy");
+    limiter.reset(k, p);
+    limiter.check(k, p, 2);
+    List<Object> after = admits(k, p);
+    limiter.resume(k, List.of(p), 3, elsewhere.marks()).cancel();
+    assertThat(admits(k, p)).as("a mark of a state since reset returns nothing").isEqualTo(after);
+  }
+
   @Test
   void theLimiterSaysItTakesReservations() {
     assertThat(limiter.takesReservations()).as("what countWhen and count-when ask at start-up").isTrue();
