@@ -20,8 +20,9 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * with one, a missing or wrong token is {@code 401} ({@code WWW-Authenticate: Bearer}).
  *
  * <p>Secure by default: every request that is not {@code GET}, {@code HEAD} or {@code OPTIONS} needs
- * the token, except the open operations, {@code POST /v1/check}, {@code /v1/check-all} and
- * {@code /v1/inspect} (matched on the exact raw path, so an unusual spelling of them is guarded,
+ * the token, except the open operations, {@code POST /v1/check}, {@code /v1/check-all},
+ * {@code /v1/inspect}, and the reservations' {@code /v1/reserve}, {@code /v1/commit} and {@code
+ * /v1/cancel}, which only settle what a client's own reserve took (matched on the exact raw path, so an unusual spelling of them is guarded,
  * never the other way round). So the resets ({@code DELETE /v1/keys/...}, {@code POST /v1/reset}) and
  * any write operation of an actuator endpoint an operator turns on are guarded, and so is whatever
  * is added later. Runs before the body is read: a refused client sends it for nothing.
@@ -32,7 +33,8 @@ class AdminAccess extends OncePerRequestFilter {
   /** After Boot's own filters, before {@link WholeRequestReader}. */
   static final int ORDER = WholeRequestReader.ORDER - 10;
   private static final Set<String> SAFE_METHODS = Set.of("GET", "HEAD", "OPTIONS");
-  private static final Set<String> OPEN_POSTS = Set.of("/v1/check", "/v1/check-all", "/v1/inspect");
+  private static final Set<String> OPEN_POSTS = Set.of("/v1/check", "/v1/check-all", "/v1/inspect", "/v1/reserve",
+      "/v1/commit", "/v1/cancel");
   private static final String BEARER = "bearer ";
 
   /** The SHA-256 of the token, so that comparing takes the same time whatever the length given; null when unset. */

@@ -21,6 +21,31 @@ final class Api {
   /** {@code POST /v1/check-all}: several policies, one atomic decision; {@code cost} defaults to 1. */
   record CheckAllRequest(String key, List<String> policies, Long cost) {}
 
+  /**
+   * {@code POST /v1/reserve}: one policy ({@code policy}) or several ({@code policies}), and the
+   * units to take now.
+   */
+  record ReserveRequest(String key, String policy, List<String> policies, Long estimate) {}
+
+  /** {@code POST /v1/commit}: a token of {@code /v1/reserve} and the actual cost. */
+  record CommitRequest(String token, Long actual) {}
+
+  /** {@code POST /v1/cancel}: a token of {@code /v1/reserve}. */
+  record CancelRequest(String token) {}
+
+  /** An allowed reservation: its decisions, and the token that settles it, once, on any instance. */
+  record ReservedBody(
+      boolean allowed,
+      String limiting,
+      List<DecisionBody> decisions,
+      long estimate,
+      String token,
+      @JsonProperty("expires_at") String expiresAt) {}
+
+  /** A settled reservation: {@code committed} (at {@code actual}) or {@code cancelled}. */
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  record SettledBody(String settled, long estimate, Long actual) {}
+
   /** One decision. {@code degraded} when the backend could not answer and the failure mode decided. */
   @JsonInclude(JsonInclude.Include.ALWAYS)
   record DecisionBody(

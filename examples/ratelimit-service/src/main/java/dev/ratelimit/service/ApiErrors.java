@@ -89,7 +89,9 @@ class ApiErrors extends ResponseEntityExceptionHandler {
       case "key" -> "a string, e.g. \"user:42\"";
       case "policy", "policies[]" -> "a string, the name of a configured policy";
       case "policies" -> "an array of policy names, e.g. [\"per-user\", \"per-user-daily\"]";
-      case "cost" -> "a whole number of at least 1, e.g. 3 (not a string or a fraction)";
+      case "cost", "estimate" -> "a whole number of at least 1, e.g. 3 (not a string or a fraction)";
+      case "actual" -> "a whole number from 1 to 2^52, e.g. 3 (not a string or a fraction)";
+      case "token" -> "a string, the token /v1/reserve answered";
       default -> "as the API document (/v1/openapi.yaml) describes it";
     };
   }

@@ -4,6 +4,7 @@ import dev.ratelimit.Decision;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Reservation;
 import dev.ratelimit.http.HeaderOptions;
 import dev.ratelimit.servlet.RateLimitResponses;
 import dev.ratelimit.spring.PolicyRegistry;
@@ -43,12 +44,17 @@ class DecisionController {
   private final PolicyRegistry policies;
   private final HeaderOptions headers;
   private final JsonMapper json;
+  private final ReservationTokens tokens;
+  private final SettledTokens settled;
 
-  DecisionController(RateLimiter limiter, PolicyRegistry policies, HeaderOptions headers, JsonMapper json) {
+  DecisionController(RateLimiter limiter, PolicyRegistry policies, HeaderOptions headers, JsonMapper json,
+      ReservationTokens tokens, SettledTokens settled) {
     this.limiter = limiter;
     this.policies = policies;
     this.headers = headers;
     this.json = json;
+    this.tokens = tokens;
+    this.settled = settled;
   }
 
   /** Checks (and, when allowed, consumes) {@code cost} units of {@code key} under one policy. */
@@ -67,22 +73,93 @@ class DecisionController {
   ResponseEntity<Object> checkAll(@RequestBody Api.CheckAllRequest request, HttpServletRequest http,
       HttpServletResponse response) {
     String key = requireKey(request.key());
-    if (request.policies() == null || request.policies().isEmpty()) {
+    List<Policy> checked = policies(request.policies());
+    long cost = cost(request.cost(), checked);
+    MultiDecision multi = limiter.checkAll(key, checked, cost);
+    return answer(multi.decisions(), multi.allowed(), Api.CheckAllBody.of(multi), http, response);
+  }
+
+  /**
+   * Takes {@code estimate} units of one policy or several, all or nothing, decided as a check of
+   * that cost would be; an allowed answer carries the token that settles it ({@code /v1/commit},
+   * {@code /v1/cancel}) once, on any instance sharing the secret, before it expires.
+   */
+  @PostMapping(path = "/reserve", consumes = "application/json")
+  ResponseEntity<Object> reserve(@RequestBody Api.ReserveRequest request, HttpServletRequest http,
+      HttpServletResponse response) {
+    String key = requireKey(request.key());
+    if (request.policy() != null && request.policies() != null) {
+      throw new BadRequest("policies", "give policy (one name) or policies (a list), not both");
+    }
+    List<Policy> reserved = request.policy() != null || request.policies() == null
+        ? List.of(policy(request.policy(), "policy")) : policies(request.policies());
+    if (request.estimate() == null) {
+      throw new BadRequest("estimate", "estimate is required: the units to take now, a whole number of at least 1"
+          + " (commit settles the actual cost later)");
+    }
+    long estimate = cost(request.estimate(), reserved, "estimate");
+    Reservation reservation = limiter.reserve(key, reserved, estimate);
+    MultiDecision multi = reservation.decisions();
+    if (!multi.allowed()) {
+      return answer(multi.decisions(), false, Api.CheckAllBody.of(multi), http, response);
+    }
+    ReservationTokens.Issued issued = tokens.issue(reservation);
+    Api.CheckAllBody decided = Api.CheckAllBody.of(multi);
+    return answer(multi.decisions(), true, new Api.ReservedBody(true, decided.limiting(), decided.decisions(),
+        estimate, issued.token(), issued.expiresAt().toString()), http, response);
+  }
+
+  /**
+   * Settles a reservation at its actual cost: the surplus given back when lower, the difference
+   * charged (whatever the limit) when higher. A token is settled once.
+   */
+  @PostMapping(path = "/commit", consumes = "application/json")
+  Api.SettledBody commit(@RequestBody Api.CommitRequest request, HttpServletResponse response) {
+    ReservationTokens.Verified token = tokens.read(request.token(), name -> policies.find(name).orElse(null));
+    Long actual = request.actual();
+    if (actual == null || actual < 1 || actual > Reservation.MAX_COST) {
+      throw new BadRequest("actual", actual == null || actual != 0
+          ? "actual is required: the actual cost, a whole number from 1 to 2^52, got " + actual
+          : "actual must be at least 1, got 0: to give the whole estimate back, POST the token to /v1/cancel");
+    }
+    settle(token).commit(actual);
+    response.setHeader("Cache-Control", "no-store");
+    return new Api.SettledBody("committed", token.estimate(), actual);
+  }
+
+  /** Gives a reservation's whole estimate back. A token is settled once. */
+  @PostMapping(path = "/cancel", consumes = "application/json")
+  Api.SettledBody cancel(@RequestBody Api.CancelRequest request, HttpServletResponse response) {
+    ReservationTokens.Verified token = tokens.read(request.token(), name -> policies.find(name).orElse(null));
+    settle(token).cancel();
+    response.setHeader("Cache-Control", "no-store");
+    return new Api.SettledBody("cancelled", token.estimate(), null);
+  }
+
+  /** The token's reservation, once its identity is recorded as settled; refused when it was before. */
+  private Reservation settle(ReservationTokens.Verified token) {
+    if (!settled.claim(token.id())) {
+      throw new BadRequest("token", "token was already settled: a reservation is settled once (by commit or"
+          + " cancel, on any instance); nothing changed");
+    }
+    return limiter.resume(token.key(), token.policies(), token.estimate(), token.marks());
+  }
+
+  private List<Policy> policies(List<String> requested) {
+    if (requested == null || requested.isEmpty()) {
       throw new BadRequest("policies", "policies is required: a non-empty list of policy names, e.g. "
           + "[\"per-user\", \"per-user-daily\"]; configured: " + policies.all().keySet());
     }
     Set<String> names = new LinkedHashSet<>();
     List<Policy> checked = new ArrayList<>();
-    for (int i = 0; i < request.policies().size(); i++) {
-      String name = request.policies().get(i);
+    for (int i = 0; i < requested.size(); i++) {
+      String name = requested.get(i);
       if (!names.add(name)) {
         throw new BadRequest("policies[" + i + "]", "policy '" + name + "' is listed twice");
       }
       checked.add(policy(name, "policies[" + i + "]"));
     }
-    long cost = cost(request.cost(), checked);
-    MultiDecision multi = limiter.checkAll(key, checked, cost);
-    return answer(multi.decisions(), multi.allowed(), Api.CheckAllBody.of(multi), http, response);
+    return checked;
   }
 
   /**
@@ -197,15 +274,17 @@ class DecisionController {
   }
 
   private static long cost(Long cost, List<Policy> checked) {
-    if (cost == null) {
-      return 1;
-    }
+    return cost == null ? 1 : cost(cost, checked, "cost");
+  }
+
+  private static long cost(long cost, List<Policy> checked, String field) {
     if (cost < 1) {
-      throw new BadRequest("cost", "cost must be at least 1, got " + cost + " (omit it for 1)");
+      throw new BadRequest(field, field + " must be at least 1, got " + cost
+          + (field.equals("cost") ? " (omit it for 1)" : ""));
     }
     for (Policy policy : checked) {
       if (cost > policy.capacity()) {
-        throw new BadRequest("cost", "cost " + cost + " exceeds the capacity " + policy.capacity() + " of policy '"
+        throw new BadRequest(field, field + " " + cost + " exceeds the capacity " + policy.capacity() + " of policy '"
             + policy.name() + "' (its limit, or its burst for TOKEN_BUCKET, GCRA, LEAKY_BUCKET): it could never pass");
       }
     }

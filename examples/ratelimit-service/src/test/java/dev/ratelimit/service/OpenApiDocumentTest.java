@@ -44,7 +44,7 @@ class OpenApiDocumentTest {
         }
       }
     }
-    assertThat(mapped).hasSize(7);
+    assertThat(mapped).hasSize(10);
     assertThat(documented).isEqualTo(mapped);
   }
 }
