@@ -35,12 +35,16 @@ public class RateLimitAspect implements MethodInterceptor {
   /** Methods returning Mono, Flux or CompletionStage; null without Reactor. */
   private final ReactiveCalls reactive;
 
-  RateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, CallRequest web, DenialLog denials) {
+  /**
+   * @param clientIp how a reactive call's {@code #clientIp} is resolved (the trusted proxies)
+   */
+  RateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, CallRequest web, DenialLog denials,
+      dev.ratelimit.internal.http.ForwardedClient clientIp) {
     this.limiter = limiter;
     this.methods = methods;
     this.web = web;
     this.denials = denials;
-    this.reactive = ReactiveCalls.REACTOR ? new ReactiveCalls(limiter, methods, denials, this) : null;
+    this.reactive = ReactiveCalls.REACTOR ? new ReactiveCalls(limiter, methods, denials, this, clientIp) : null;
   }
 
   /**

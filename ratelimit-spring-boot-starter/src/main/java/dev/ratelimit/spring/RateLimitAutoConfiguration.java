@@ -202,8 +202,15 @@ public class RateLimitAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     RateLimitAspect rateLimitAspect(RateLimiter limiter, RateLimitedMethods methods, ObjectProvider<CallRequest> web,
-        ObjectProvider<DenialLog> denials) {
-      return new RateLimitAspect(limiter, methods, web.getIfAvailable(() -> CallRequest.NONE), denials.getIfAvailable());
+        ObjectProvider<DenialLog> denials, RateLimitProperties properties) {
+      dev.ratelimit.internal.http.ForwardedClient clientIp;
+      try {
+        clientIp = new dev.ratelimit.internal.http.ForwardedClient(properties.getTrustedProxies());
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("invalid ratelimit.trusted-proxies: " + e.getMessage(), e);
+      }
+      return new RateLimitAspect(limiter, methods, web.getIfAvailable(() -> CallRequest.NONE), denials.getIfAvailable(),
+          clientIp);
     }
 
     /**
@@ -344,6 +351,16 @@ public class RateLimitAutoConfiguration {
     static DeniedResponse deniedResponse(RateLimitProperties properties) {
       return ConfiguredDeniedResponse.build(properties.getDeniedResponse(), DeniedResponse.PROBLEM_JSON,
           "ratelimit.denied-response");
+    }
+
+    /**
+     * Puts each exchange in the Reactor context of its handling, where a reactive {@code
+     * @RateLimited} call reads its request variables ({@code #request}, {@code #clientIp} ...).
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    org.springframework.web.filter.reactive.ServerWebExchangeContextFilter rateLimitExchangeContextFilter() {
+      return new org.springframework.web.filter.reactive.ServerWebExchangeContextFilter();
     }
 
     @Bean

@@ -41,12 +41,16 @@ final class ReactiveCalls {
   private final RateLimitedMethods methods;
   private final DenialLog denials;
   private final RateLimitAspect aspect;
+  /** The exchange's variables; null without Spring WebFlux. */
+  private final ExchangeVariables exchanges;
 
-  ReactiveCalls(RateLimiter limiter, RateLimitedMethods methods, DenialLog denials, RateLimitAspect aspect) {
+  ReactiveCalls(RateLimiter limiter, RateLimitedMethods methods, DenialLog denials, RateLimitAspect aspect,
+      dev.ratelimit.internal.http.ForwardedClient clientIp) {
     this.limiter = limiter;
     this.methods = methods;
     this.denials = denials;
     this.aspect = aspect;
+    this.exchanges = ExchangeVariables.PRESENT ? new ExchangeVariables(clientIp) : null;
   }
 
   /** Whether a method returning {@code type} is limited per subscription: a Mono, a Flux or a CompletionStage. */
@@ -66,7 +70,8 @@ final class ReactiveCalls {
     Class<?> type = call.getMethod().getReturnType();
     // the call and the end of the exchange on the server's event loop, not the backend's I/O thread (see EventLoops)
     Mono<Admission> admitted = EventLoops.onSubscribingLoop(
-        Mono.defer(() -> admit(call, limited, System.nanoTime() + limited.maxWait().toNanos())));
+        Mono.deferContextual(subscriber -> admit(call, limited, System.nanoTime() + limited.maxWait().toNanos(),
+            subscriber)));
     if (Flux.class.isAssignableFrom(type)) {
       return Flux.defer(() -> admitted.flatMapMany(a -> !a.decision().allowed() ? Flux.from(fallback(call, limited, a.decision()))
           : a.held().isEmpty() ? Flux.from(proceed(call)) : settled(Flux.from(proceed(call)), a)));
@@ -118,12 +123,17 @@ final class ReactiveCalls {
 
   /**
    * The admission of one subscription: allowed (after a leaky bucket's delay), or denied once WAIT
-   * has no time left; a missing key is an error signal. Keys and cost are evaluated once.
+   * has no time left; a missing key is an error signal. Keys and cost are evaluated once, with the
+   * request variables of the exchange in the {@code subscriber}'s context, if any.
    */
-  private Mono<Admission> admit(MethodInvocation call, RateLimitedMethod limited, long deadline) {
-    SandboxContext context = aspect.variables(limited, call.getArguments());
-    RateLimitAspect.Checks checks = aspect.evaluate(limited, context);
-    return attempt(limited, checks, context, new ArrayList<>(checks.before.entrySet()), new ArrayList<>(), deadline);
+  private Mono<Admission> admit(MethodInvocation call, RateLimitedMethod limited, long deadline,
+      reactor.util.context.ContextView subscriber) {
+    SandboxContext variables = aspect.variables(limited, call.getArguments());
+    Mono<SandboxContext> bound = exchanges == null ? Mono.just(variables) : exchanges.bind(subscriber, variables);
+    return bound.flatMap(context -> {
+      RateLimitAspect.Checks checks = aspect.evaluate(limited, context);
+      return attempt(limited, checks, context, new ArrayList<>(checks.before.entrySet()), new ArrayList<>(), deadline);
+    });
   }
 
   /**

@@ -95,6 +95,14 @@ public class ReactiveApp {
       return Mono.just("hi");
     }
 
+    /** Keyed on the exchange's request variables, as a servlet controller method may be. */
+    @RateLimited(key = "#clientIp + ' ' + #request.headers.getFirst('X-Api-Key') + ' ' + #principal", limit = 1,
+        window = "1m", name = "per-client")
+    @GetMapping("/keyed")
+    public Mono<String> keyed() {
+      return Mono.just("ok");
+    }
+
     @GetMapping("/greet/{name}")
     public Mono<String> greet(@PathVariable String name) {
       return greetings.greet(name);

@@ -140,6 +140,19 @@ class ReactiveStarterTest {
     assertThat(greetings.calls()).as("the method ran for the two admitted subscriptions").isEqualTo(before + 2);
   }
 
+  /** #clientIp, #request and #principal of a reactive call are the exchange's, from the Reactor context. */
+  @Test
+  void aReactiveCallReadsTheRequestVariablesOfItsExchange() throws Exception {
+    assertThat(get("/keyed", "X-Api-Key", "k1").statusCode()).isEqualTo(200);
+    assertThat(get("/keyed", "X-Api-Key", "k1").statusCode()).as("the same client and key").isEqualTo(429);
+    assertThat(get("/keyed", "X-Api-Key", "k2").statusCode()).as("another API key").isEqualTo(200);
+    RateLimiter limiter = context.getBean(RateLimiter.class);
+    Policy perClient = Policy.of(1, Duration.ofMinutes(1)).withName("per-client");
+    assertThat(limiter.inspect("127.0.0.1 k1 null", perClient).remaining()).as("the key the call was counted under")
+        .isZero();
+    assertThat(limiter.inspect("127.0.0.1 k3 null", perClient).remaining()).isEqualTo(1);
+  }
+
   @Test
   void aDeniedMonoFromAControllerIsThe429OfTheServletSide() throws Exception {
     assertThat(get("/greet/carol").statusCode()).isEqualTo(200);
