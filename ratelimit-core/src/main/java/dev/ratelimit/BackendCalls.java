@@ -43,6 +43,12 @@ final class BackendCalls {
    * was skipped, failed or timed out at {@code deadline} (already reported).
    */
   <T> CompletableFuture<T> callAsync(Supplier<CompletionStage<T>> backendCall, long startNanos, long deadline) {
+    return callAsync(backendCall, startNanos, deadline, null);
+  }
+
+  /** {@link #callAsync(Supplier, long, long)}, a failure logged as {@code failedLine} (null: the failure mode decides). */
+  <T> CompletableFuture<T> callAsync(Supplier<CompletionStage<T>> backendCall, long startNanos, long deadline,
+      String failedLine) {
     long permit = breaker.tryAcquire();
     if (permit == CircuitBreaker.REFUSED) {
       return CompletableFuture.completedFuture(null);
@@ -51,11 +57,11 @@ final class BackendCalls {
     try {
       answer = future(backendCall.get());
     } catch (RuntimeException e) {
-      settle(permit, startNanos, null, e);
+      settle(permit, startNanos, null, e, failedLine);
       return CompletableFuture.completedFuture(null);
     }
     if (answer.isDone()) {
-      return CompletableFuture.completedFuture(settled(permit, startNanos, answer, null));
+      return CompletableFuture.completedFuture(settled(permit, startNanos, answer, null, failedLine));
     }
     CompletableFuture<T> bounded = new CompletableFuture<>();
     answer.whenComplete((v, e) -> {
@@ -70,7 +76,7 @@ final class BackendCalls {
     CompletableFuture<T> result = new CompletableFuture<>();
     bounded.whenComplete((v, e) -> {
       try {
-        result.complete(settled(permit, startNanos, answer, e));
+        result.complete(settled(permit, startNanos, answer, e, failedLine));
       } catch (Throwable t) {
         result.completeExceptionally(t);
       }
@@ -79,7 +85,8 @@ final class BackendCalls {
   }
 
   /** The answer of a finished {@link #callAsync}, reported; null when it failed or timed out. */
-  private <T> T settled(long permit, long startNanos, CompletableFuture<T> answer, Throwable boundedError) {
+  private <T> T settled(long permit, long startNanos, CompletableFuture<T> answer, Throwable boundedError,
+      String failedLine) {
     T value = null;
     Throwable error;
     if (boundedError == null && answer.isDone() && !answer.isCompletedExceptionally()) {
@@ -90,7 +97,7 @@ final class BackendCalls {
     } else {
       error = cause(boundedError != null ? boundedError : exceptionOf(answer));
     }
-    return settle(permit, startNanos, value, error) ? value : null;
+    return settle(permit, startNanos, value, error, failedLine) ? value : null;
   }
 
   /**
@@ -124,7 +131,7 @@ final class BackendCalls {
     } catch (RuntimeException e) {
       error = e;
     }
-    return settle(permit, startNanos, result, error) ? result : null;
+    return settle(permit, startNanos, result, error, failedLine) ? result : null;
   }
 
   /**

@@ -2,6 +2,8 @@ package dev.ratelimit;
 
 import dev.ratelimit.spi.Mark;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -43,6 +45,9 @@ public final class Reservation {
   interface Settler {
     /** Gives back {@code units} (when positive) or charges {@code -units}. */
     void settle(Reservation reservation, long units);
+
+    /** {@link #settle} without blocking: completes (never exceptionally) when the backend answered or failed. */
+    CompletionStage<Void> settleAsync(Reservation reservation, long units);
   }
 
   private final Settler settler;
@@ -112,10 +117,7 @@ public final class Reservation {
    * @throws IllegalStateException when refused or already settled (nothing changes)
    */
   public void commit(long actual) {
-    if (actual < 1 || actual > MAX_COST) {
-      throw new IllegalArgumentException("actual cost must be from 1 to 2^52, was " + actual
-          + (actual == 0 ? "; to give the whole estimate back, call cancel()" : ""));
-    }
+    requireActual(actual);
     take("commit(" + actual + ")");
     if (actual != estimate) {
       settler.settle(this, estimate - actual);
@@ -130,6 +132,37 @@ public final class Reservation {
   public void cancel() {
     take("cancel()");
     settler.settle(this, estimate);
+  }
+
+  /**
+   * {@link #commit} without blocking a thread: validated and marked settled at once (throwing as
+   * {@code commit} does), the stage completing when the backend has answered. It never completes
+   * exceptionally: a settle that cannot reach the backend is reported as {@code commit}'s is.
+   *
+   * @throws IllegalArgumentException as {@link #commit}
+   * @throws IllegalStateException as {@link #commit}
+   */
+  public CompletionStage<Void> commitAsync(long actual) {
+    requireActual(actual);
+    take("commitAsync(" + actual + ")");
+    return actual == estimate ? CompletableFuture.completedFuture(null) : settler.settleAsync(this, estimate - actual);
+  }
+
+  /**
+   * {@link #cancel} without blocking a thread, as {@link #commitAsync} is.
+   *
+   * @throws IllegalStateException as {@link #cancel}
+   */
+  public CompletionStage<Void> cancelAsync() {
+    take("cancelAsync()");
+    return settler.settleAsync(this, estimate);
+  }
+
+  private static void requireActual(long actual) {
+    if (actual < 1 || actual > MAX_COST) {
+      throw new IllegalArgumentException("actual cost must be from 1 to 2^52, was " + actual
+          + (actual == 0 ? "; to give the whole estimate back, call cancel()" : ""));
+    }
   }
 
   private void take(String call) {

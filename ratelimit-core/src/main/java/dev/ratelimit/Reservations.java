@@ -165,6 +165,33 @@ final class Reservations implements Reservation.Settler {
 
   @Override
   public void settle(Reservation reservation, long units) {
+    Settle settle = settleOf(reservation, units);
+    if (settle == null) {
+      return; // the failure mode answered, or only shadow policies: nothing is held on the backend
+    }
+    long start = System.nanoTime();
+    // not tried again: a settle whose answer was lost may have run, and a second give-back or
+    // charge would count twice (settles carry no identity the backend could recognise)
+    Boolean done = calls.call(() -> backend.executeAsync(settle.command()).thenApply(v -> Boolean.TRUE), start,
+        start + timeoutNanos, SETTLE_FAILED);
+    settled(settle, done);
+  }
+
+  @Override
+  public CompletionStage<Void> settleAsync(Reservation reservation, long units) {
+    Settle settle = settleOf(reservation, units);
+    if (settle == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    long start = System.nanoTime();
+    return calls.callAsync(() -> backend.executeAsync(settle.command()).thenApply(v -> Boolean.TRUE), start,
+        start + timeoutNanos, SETTLE_FAILED).thenAccept(done -> settled(settle, done));
+  }
+
+  /** One settle's command, for the policies where units are held; null when none is. */
+  private record Settle(Command<Void> command, String key, List<Policy> policies, boolean givesBack, long now) {}
+
+  private Settle settleOf(Reservation reservation, long units) {
     List<Policy> policies = new ArrayList<>();
     List<Mark> marks = new ArrayList<>();
     for (int i = 0; i < reservation.policies().size(); i++) {
@@ -175,24 +202,24 @@ final class Reservations implements Reservation.Settler {
       }
     }
     if (policies.isEmpty()) {
-      return; // the failure mode answered, or only shadow policies: nothing is held on the backend
+      return null;
     }
     String key = reservation.key();
     long now = nowMicros.getAsLong();
     Command<Void> command = units > 0 ? new Command.GiveBack(key, policies, marks, units, now)
         : new Command.Charge(key, policies, -units, now);
-    long start = System.nanoTime();
-    // not tried again: a settle whose answer was lost may have run, and a second give-back or
-    // charge would count twice (settles carry no identity the backend could recognise)
-    Boolean done = calls.call(() -> backend.executeAsync(command).thenApply(v -> Boolean.TRUE), start,
-        start + timeoutNanos, SETTLE_FAILED);
+    return new Settle(command, key, policies, units > 0, now);
+  }
+
+  /** After a settle: counted when it failed ({@code done} null); a give-back clears remembered denials. */
+  private void settled(Settle settle, Boolean done) {
     if (done == null) {
       failedSettles.increment(); // reported and logged by the call; the units stay as they were
     }
-    if (units > 0 && nearCache != null) {
-      String nearKey = Keys.bounded(key);
-      for (Policy p : policies) {
-        nearCache.forget(nearKey, p, now); // units came back: a remembered denial may no longer be one
+    if (settle.givesBack() && nearCache != null) {
+      String nearKey = Keys.bounded(settle.key());
+      for (Policy p : settle.policies()) {
+        nearCache.forget(nearKey, p, settle.now()); // units came back: a remembered denial may no longer be one
       }
     }
   }

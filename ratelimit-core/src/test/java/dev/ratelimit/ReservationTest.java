@@ -80,6 +80,42 @@ class ReservationTest {
   }
 
   @Test
+  void aFailedSettleIsLoggedAsSuchSyncAndAsync() throws Exception {
+    try (RateLimiter limiter = limiter(FailureMode.FAIL_OPEN); LogCapture log = new LogCapture(RateLimiter.class)) {
+      Reservation sync = limiter.reserve("k", policy, 1);
+      Reservation async = limiter.reserve("k", policy, 1);
+      backend.mode = ControllableBackend.Mode.THROW;
+      sync.cancel();
+      assertThat(async.cancelAsync().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS))
+          .as("never completes exceptionally").isNull();
+      assertThat(limiter.failedSettles()).isEqualTo(2);
+      assertThat(log.lines(java.util.logging.Level.WARNING)).first().asString()
+          .startsWith("a reservation's settle could not reach the rate limiter's backend; its units stay as they were")
+          .doesNotContain("FAIL_OPEN decides");
+    }
+  }
+
+  @Test
+  void commitAsyncAndCancelAsyncSettleAsCommitAndCancelDo() throws Exception {
+    try (RateLimiter limiter = RateLimiter.builder().clock(clock).build()) {
+      Reservation lower = limiter.reserve("k", policy, 3);
+      assertThat(lower.commitAsync(1).toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS)).isNull();
+      assertThat(limiter.inspect("k", policy).remaining()).as("2 given back").isEqualTo(4);
+      Reservation cancelled = limiter.reserve("k", policy, 2);
+      cancelled.cancelAsync().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(limiter.inspect("k", policy).remaining()).isEqualTo(4);
+      assertThatThrownBy(cancelled::cancelAsync).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("already settled");
+      Reservation bad = limiter.reserve("k", policy, 1);
+      assertThatThrownBy(() -> bad.commitAsync(0)).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("cancel()");
+      assertThat(bad.settled()).as("a refused settle settles nothing").isFalse();
+      bad.commitAsync(3).toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(limiter.inspect("k", policy).remaining()).as("2 charged beyond the estimate").isEqualTo(1);
+    }
+  }
+
+  @Test
   void aSettleThatTimesOutIsDecidedWithinTheTimeout() {
     try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backend).nearCache(false)
         .timeout(Duration.ofMillis(50)).circuitBreaker(0, Duration.ofSeconds(1)).listener(listener).build()) {

@@ -215,6 +215,21 @@ public class RateLimitAspect implements MethodInterceptor {
    * a failed costAfter commits the estimate), or null.
    */
   static RuntimeException settle(List<Held> held, SandboxContext context, Object result, Throwable thrown, long cost) {
+    return settle(held, context, result, thrown, cost, (reservation, actual) -> {
+      if (actual > 0) {
+        reservation.commit(actual);
+      } else {
+        reservation.cancel();
+      }
+    });
+  }
+
+  /**
+   * {@link #settle(List, SandboxContext, Object, Throwable, long)}, each reservation settled by
+   * {@code settler} at its actual cost (0: given back).
+   */
+  static RuntimeException settle(List<Held> held, SandboxContext context, Object result, Throwable thrown, long cost,
+      java.util.function.ObjLongConsumer<Reservation> settler) {
     context.setVariable("result", result);
     context.setVariable("exception", thrown);
     RuntimeException failed = null;
@@ -234,11 +249,7 @@ public class RateLimitAspect implements MethodInterceptor {
           failed = failed == null ? e : failed; // the estimate stays charged
         }
       }
-      if (holds && actual > 0) {
-        h.reservation().commit(actual);
-      } else {
-        h.reservation().cancel();
-      }
+      settler.accept(h.reservation(), holds ? actual : 0);
     }
     return failed;
   }

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
@@ -30,8 +31,8 @@ import reactor.core.publisher.Mono;
  * a leaky bucket's delay likewise. A countWhen policy is reserved when the subscription is admitted
  * and settled when the publisher ends: its condition reads {@code #result}, the last value emitted
  * (null when none), and {@code #exception}, the error signalled; a cancelled subscription counts.
- * Reserves and settles are blocking calls, made on Reactor's bounded-elastic scheduler. Loaded only
- * when Reactor is present.
+ * Reserves and settles are made without blocking too ({@link RateLimiter#reserveAsync}, {@link
+ * dev.ratelimit.Reservation#commitAsync}). Loaded only when Reactor is present.
  */
 final class ReactiveCalls {
   /** Whether Reactor is on the class path. */
@@ -104,21 +105,60 @@ final class ReactiveCalls {
   /** Stands for a cancelled subscription: its reservations are committed, whatever the condition. */
   private static final Throwable CANCELLED = new java.util.concurrent.CancellationException("cancelled");
 
-  /** Settles off the event loop (a blocking call on a remote backend); a failing countWhen is the error signal. */
+  /** Settles without blocking; a failing countWhen is the error signal, once every settle has completed. */
   private static Mono<Void> settle(Admission a, Object result, Throwable signalled) {
-    return EventLoops.offload(() -> {
+    return Mono.defer(() -> {
+      List<CompletableFuture<Void>> settles = new ArrayList<>(a.held().size());
+      RuntimeException failed = null;
       if (signalled == CANCELLED) {
         for (RateLimitAspect.Held h : a.held()) {
-          h.reservation().commit(a.checks().cost);
+          settles.add(h.reservation().commitAsync(a.checks().cost).toCompletableFuture());
         }
-        return Boolean.TRUE;
+      } else {
+        failed = RateLimitAspect.settle(a.held(), a.context(), result, signalled, a.checks().cost,
+            (reservation, actual) -> settles.add((actual > 0 ? reservation.commitAsync(actual)
+                : reservation.cancelAsync()).toCompletableFuture()));
       }
-      RuntimeException failed = RateLimitAspect.settle(a.held(), a.context(), result, signalled, a.checks().cost);
-      if (failed != null) {
-        throw failed;
+      Mono<Void> done = EventLoops.awaited(() -> CompletableFuture.allOf(settles.toArray(CompletableFuture[]::new))
+          .thenApply(v -> Boolean.TRUE)).then();
+      return failed == null ? done : done.then(Mono.error(failed));
+    });
+  }
+
+  /**
+   * Reserves the call's cost on each countWhen or costAfter policy, in order, without blocking, up
+   * to the first refusal; then those already taken are given back and the refusal answered (with
+   * the {@code admitted} decisions before it), as {@link RateLimitAspect#reserve} does.
+   */
+  private Mono<MultiDecision> reserve(List<Map.Entry<String, RateLimitAspect.Counted>> after, int next,
+      List<Decision> admitted, List<Decision> seen, long cost, List<RateLimitAspect.Held> held) {
+    if (next == after.size()) {
+      return Mono.just(new MultiDecision(true, seen));
+    }
+    Map.Entry<String, RateLimitAspect.Counted> entry = after.get(next);
+    return EventLoops.awaited(() -> limiter.reserveAsync(entry.getKey(), entry.getValue().policy(), cost))
+        .flatMap(reservation -> {
+          seen.addAll(reservation.decisions().decisions());
+          if (reservation.allowed()) {
+            held.add(new RateLimitAspect.Held(entry.getValue(), reservation));
+            return reserve(after, next + 1, admitted, seen, cost, held);
+          }
+          List<Decision> decisions = new ArrayList<>(admitted);
+          decisions.addAll(seen);
+          return released(held).thenReturn(new MultiDecision(false, decisions));
+        });
+  }
+
+  /** Gives back every reservation in {@code held}, without blocking: the call did not run. */
+  private static Mono<Void> released(List<RateLimitAspect.Held> held) {
+    return Mono.defer(() -> {
+      List<CompletableFuture<Void>> cancels = new ArrayList<>(held.size());
+      for (RateLimitAspect.Held h : held) {
+        cancels.add(h.reservation().cancelAsync().toCompletableFuture());
       }
-      return Boolean.TRUE;
-    }).then();
+      return EventLoops.awaited(() -> CompletableFuture.allOf(cancels.toArray(CompletableFuture[]::new))
+          .thenApply(v -> Boolean.TRUE)).then();
+    });
   }
 
   /**
@@ -142,11 +182,16 @@ final class ReactiveCalls {
    */
   private Mono<Admission> attempt(RateLimitedMethod limited, RateLimitAspect.Checks checks, SandboxContext context,
       List<Map.Entry<String, List<Policy>>> pending, List<Decision> admitted, long deadline) {
-    Mono<Admission> reserved = checks.after.isEmpty() ? Mono.just(new Admission(null, checks, context, List.of()))
-        : EventLoops.offload(() -> {
-          List<RateLimitAspect.Held> held = new ArrayList<>();
-          return new Admission(aspect.reserve(checks.after, admitted, checks.cost, held), checks, context, held);
-        });
+    Mono<Admission> reserved;
+    if (checks.after.isEmpty()) {
+      reserved = Mono.just(new Admission(null, checks, context, List.of()));
+    } else {
+      List<Map.Entry<String, RateLimitAspect.Counted>> after = new ArrayList<>();
+      checks.after.forEach((key, counted) -> counted.forEach(c -> after.add(Map.entry(key, c))));
+      List<RateLimitAspect.Held> held = new ArrayList<>();
+      reserved = reserve(after, 0, admitted, new ArrayList<>(), checks.cost, held)
+          .map(decision -> new Admission(decision, checks, context, held));
+    }
     return reserved.flatMap(r -> {
       MultiDecision first = r.decision();
       if (first != null && (!first.allowed() || (pending.isEmpty() && admitted.isEmpty()))) {
@@ -155,11 +200,8 @@ final class ReactiveCalls {
       return check(pending, admitted, checks.cost).flatMap(charged -> {
         Admission joined = new Admission(first == null ? charged : RateLimitAspect.joined(first, charged), checks,
             context, r.held());
-        return charged.allowed() || r.held().isEmpty() ? Mono.just(joined)
-            : EventLoops.offload(() -> { // refused before the call: what countWhen reserved goes back
-              RateLimitAspect.cancel(r.held());
-              return joined;
-            });
+        // refused before the call: what countWhen reserved goes back
+        return charged.allowed() || r.held().isEmpty() ? Mono.just(joined) : released(r.held()).thenReturn(joined);
       });
     }).flatMap(a -> {
       MultiDecision decision = a.decision();

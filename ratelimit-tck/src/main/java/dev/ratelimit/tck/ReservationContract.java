@@ -266,6 +266,26 @@ public abstract class ReservationContract extends ContractSupport {
     assertThat(admits(k, p)).as("a mark of a state since reset returns nothing").isEqualTo(after);
   }
 
+  /** commitAsync and cancelAsync settle as commit and cancel do, every algorithm. */
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void asyncSettlesGiveBackAsTheirSyncForms(Algorithm algorithm) throws Exception {
+    Policy p = uneven(algorithm);
+    String k = key("async-settle");
+    String twin = key("sync-settle");
+    Reservation a = limiter.reserve(k, p, 3);
+    Reservation b = limiter.reserve(twin, p, 3);
+    advanceMicros(250_000);
+    a.commitAsync(1).toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+    b.commit(1);
+    assertThat(admits(k, p)).isEqualTo(admits(twin, p));
+    Reservation c = limiter.reserve(k, p, 1);
+    Reservation d = limiter.reserve(twin, p, 1);
+    c.cancelAsync().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+    d.cancel();
+    assertThat(admits(k, p)).isEqualTo(admits(twin, p));
+  }
+
   @Test
   void theLimiterSaysItTakesReservations() {
     assertThat(limiter.takesReservations()).as("what countWhen and count-when ask at start-up").isTrue();

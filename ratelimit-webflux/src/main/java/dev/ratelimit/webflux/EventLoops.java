@@ -58,18 +58,12 @@ public final class EventLoops {
   }
 
   /**
-   * {@code work}, which blocks (a reservation's reserve or settle on a remote backend), on Reactor's
-   * bounded-elastic scheduler; its answer signalled back on the Netty event loop that subscribed
-   * (when one did).
+   * The stage {@code call} makes when subscribed (a check, a reservation or a settle, none
+   * blocking) as a Mono: at once when it is done, else signalled on the Netty event loop that
+   * subscribed (when one did).
    */
-  public static <T> Mono<T> offload(java.util.concurrent.Callable<T> work) {
-    return Mono.defer(() -> offload(work, NETTY ? OnNetty.current() : null));
-  }
-
-  /** {@code work} on the bounded-elastic scheduler, its answer signalled on {@code home} (when not null). */
-  static <T> Mono<T> offload(java.util.concurrent.Callable<T> work, Scheduler home) {
-    Mono<T> off = Mono.fromCallable(work).subscribeOn(Schedulers.boundedElastic());
-    return home == null ? off : off.publishOn(home);
+  public static <T> Mono<T> awaited(java.util.function.Supplier<? extends CompletionStage<T>> call) {
+    return Mono.defer(() -> answer(call.get(), NETTY ? OnNetty.current() : null));
   }
 
   /** {@code stage} as a Mono: at once when it is done, else signalled on {@code home} (when not null). */

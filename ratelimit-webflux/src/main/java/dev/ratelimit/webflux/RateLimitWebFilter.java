@@ -13,6 +13,7 @@ import dev.ratelimit.internal.http.LimitHeaders;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
@@ -56,9 +57,10 @@ import reactor.core.publisher.Mono;
  * {@code #request} with the properties a reactive request has (no servlet-only ones such as {@code
  * servletPath} or {@code remoteUser}: a rule that reads one is refused when the filter is built).
  *
- * <p>A rule with {@code countWhen} peeks before the request ({@link RateLimiter#peekAll}, on
- * Reactor's bounded-elastic scheduler, since a remote backend's peek is a blocking read) and is
- * charged once the response's status is known, without blocking.
+ * <p>A rule with {@code countWhen} or {@code costAfter} reserves its cost before the request
+ * ({@link RateLimiter#reserveAsync}) and settles it just before the response is committed, its
+ * status and headers known ({@link dev.ratelimit.Reservation#commitAsync}, {@code cancelAsync}):
+ * nothing blocks.
  */
 public final class RateLimitWebFilter implements WebFilter, Ordered {
   /** Spring Security's WebFilterChainProxy order; the default runs the filter just before it, as the servlet one. */
@@ -146,15 +148,12 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
   }
 
   /**
-   * Rule {@code i}'s check without blocking an event loop: charged now, or with count-when
-   * reserved (a blocking call: on Reactor's bounded-elastic scheduler).
+   * Rule {@code i}'s check without blocking an event loop (a charge, or with count-when or
+   * cost-after a reservation): answered now (memory, the near-cache), the exchange goes on here;
+   * else back from the backend's I/O thread onto the request's event loop.
    */
   private static Mono<MultiDecision> check(ServerHttpRequest request, HttpEngine.Plan plan, int i) {
-    if (!plan.reserves(i)) {
-      // answered now (memory, the near-cache): go on here; else back from the backend's I/O thread
-      return Mono.defer(() -> EventLoops.answer(plan.checkAsync(i), EventLoops.of(request)));
-    }
-    return EventLoops.offload(() -> plan.check(i), EventLoops.of(request));
+    return Mono.defer(() -> EventLoops.answer(plan.checkAsync(i), EventLoops.of(request)));
   }
 
   private Mono<Void> answer(HttpEngine current, ServerWebExchange exchange, WebFilterChain chain,
@@ -163,7 +162,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
       ExchangeResponses.writeHeadersOfDenial(exchange, verdict.checked(), current.headers());
       Mono<Void> denied = deniedHandler.handle(exchange, verdict.decision(), verdict.deniedResponse());
       // refused: what earlier count-when rules reserved is given back
-      return plan.holds() ? offloaded(exchange.getRequest(), plan::release).then(denied) : denied;
+      return plan.holds() ? resumed(exchange.getRequest(), plan::releaseAsync).then(denied) : denied;
     }
     ExchangeResponses.writeHeaders(exchange, verdict.checked(), current.headers());
     if (!verdict.countAfter()) {
@@ -176,20 +175,18 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
     return chain.filter(exchange);
   }
 
-  /** Settles the request's reservations for {@code response} ({@link HttpEngine.Plan#settle}); never fails. */
+  /** Settles the request's reservations for {@code response} ({@link HttpEngine.Plan#settleAsync}); never fails. */
   private static Mono<Void> settle(ServerWebExchange exchange, HttpEngine.Plan plan, ResponseView response) {
-    return offloaded(exchange.getRequest(), () -> plan.settle(response));
+    return resumed(exchange.getRequest(), () -> plan.settleAsync(response));
   }
 
   /**
-   * {@code work} (a blocking settle, which never throws) off the event loop, the exchange then
-   * going on on its own event loop (see {@link EventLoops}).
+   * {@code settles} (which never fail), without blocking, the exchange then going on on its own
+   * event loop (see {@link EventLoops}).
    */
-  private static Mono<Void> offloaded(ServerHttpRequest request, Runnable work) {
-    return EventLoops.offload(() -> {
-      work.run();
-      return Boolean.TRUE;
-    }, EventLoops.of(request)).then();
+  private static Mono<Void> resumed(ServerHttpRequest request, java.util.function.Supplier<CompletionStage<Void>> settles) {
+    return Mono.defer(() -> EventLoops.answer(settles.get().thenApply(v -> Boolean.TRUE), EventLoops.of(request)))
+        .then();
   }
 
   /** {@code #response}: the status (200 when none was set) and headers about to be sent. */

@@ -128,5 +128,27 @@ class NonBlockingTest {
     }
     assertThat(statuses).containsExactly(200, 200, 200, 200, 200, 429, 429, 429);
     assertThat(BLOCKED).isEmpty();
+    assertReservesAndSettlesWithoutBlocking(limiter);
+  }
+
+  /** count-when and cost-after: a reservation before the request, its settle before the commit, and a release on denial. */
+  private void assertReservesAndSettlesWithoutBlocking(RateLimiter limiter) throws Exception {
+    Policy failures = Policy.parse("6/1m").withName("failures");
+    RateLimitWebFilter filter = RateLimitWebFilter.builder(limiter).matchAll(true)
+        .rule(RateLimitRule.builder("login").path("/login").policy(failures).cost("2").costAfter("1")
+            .countWhen("#response.status == 401").build())
+        .rule(RateLimitRule.builder("once").path("/login").policy(Policy.parse("4/1m").withName("once")).build())
+        .build();
+    List<Integer> statuses = new ArrayList<>();
+    String key = "login:127.0.0.1";
+    try (NettyApp app = new NettyApp(filter)) {
+      for (int i = 0; i < 5; i++) {
+        statuses.add(app.get("/login?status=401").statusCode());
+      }
+    }
+    // 2 reserved, 1 committed each; the 5th runs out of 'once', and its reservation is released
+    assertThat(statuses).containsExactly(401, 401, 401, 401, 429);
+    assertThat(limiter.inspect(key, failures).remaining()).isEqualTo(2);
+    assertThat(BLOCKED).isEmpty();
   }
 }

@@ -13,6 +13,7 @@ import dev.ratelimit.internal.expression.Pipeline;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -247,14 +248,6 @@ public final class HttpEngine {
     }
 
     /**
-     * Whether rule {@code i} reserves ({@code count-when}, {@code cost-after}): a blocking call, as
-     * the limiter's reserve is; the others are plain checks, {@link #checkAsync} without blocking.
-     */
-    public boolean reserves(int i) {
-      return matched.get(i).settledAfter();
-    }
-
-    /**
      * Rule {@code i}'s check, blocking: charged now, or with {@code count-when} or {@code cost-after}
      * reserved until {@link #settle}.
      */
@@ -268,9 +261,16 @@ public final class HttpEngine {
       return reservation.decisions();
     }
 
-    /** Rule {@code i}'s charge without blocking; for a rule that does not {@link #reserves reserve}. */
+    /** {@link #check} without blocking: a plain rule's charge, or a settled-after rule's reservation. */
     public CompletionStage<MultiDecision> checkAsync(int i) {
-      return limiter.checkAllAsync(keys[i], matched.get(i).rule.policies(), costs[i]);
+      CompiledRule rule = matched.get(i);
+      if (!rule.settledAfter()) {
+        return limiter.checkAllAsync(keys[i], rule.rule.policies(), costs[i]);
+      }
+      return limiter.reserveAsync(keys[i], rule.rule.policies(), costs[i]).thenApply(reservation -> {
+        held[i] = reservation.allowed() ? reservation : null;
+        return reservation.decisions();
+      });
     }
 
     /** Every rule checked in order, stopping at a denial, blocking; then the {@link #verdict}. */
@@ -323,22 +323,50 @@ public final class HttpEngine {
           continue;
         }
         held[i] = null;
-        CompiledRule rule = matched.get(i);
-        EvaluationContext context = expressions.context(view, pathVariables.get(i), rule.countVariables);
-        context.setVariable("response", response);
-        boolean counts = true;
-        try {
-          counts = rule.countWhen == null || rule.countWhen.test(context);
-        } catch (RuntimeException e) {
-          countWhenFailed(e);
-        }
-        long actual = !counts ? 0 : rule.costAfter == null ? costs[i] : rule.costAfter.actual(context);
+        long actual = actualCost(i, response);
         if (actual == 0) {
           reservation.cancel(); // not counted, or it cost nothing
         } else {
-          reservation.commit(actual < 0 ? costs[i] : actual); // -1: cost-after failed, the estimate stays
+          reservation.commit(actual);
         }
       }
+    }
+
+    /** {@link #settle} without blocking; the stage completes, never exceptionally, once every settle has. */
+    public CompletionStage<Void> settleAsync(ResponseView response) {
+      List<CompletableFuture<Void>> settles = new ArrayList<>(held.length);
+      for (int i = 0; i < held.length; i++) {
+        Reservation reservation = held[i];
+        if (reservation == null) {
+          continue;
+        }
+        held[i] = null;
+        long actual = actualCost(i, response);
+        settles.add((actual == 0 ? reservation.cancelAsync() : reservation.commitAsync(actual)).toCompletableFuture());
+      }
+      return CompletableFuture.allOf(settles.toArray(CompletableFuture[]::new));
+    }
+
+    /**
+     * What rule {@code i}'s reservation is settled at: 0 when {@code count-when} is false (or
+     * {@code cost-after} gives 0), else {@code cost-after}'s cost, or the estimate when it has none
+     * or it fails; a {@code count-when} that fails counts the request.
+     */
+    private long actualCost(int i, ResponseView response) {
+      CompiledRule rule = matched.get(i);
+      EvaluationContext context = expressions.context(view, pathVariables.get(i), rule.countVariables);
+      context.setVariable("response", response);
+      boolean counts = true;
+      try {
+        counts = rule.countWhen == null || rule.countWhen.test(context);
+      } catch (RuntimeException e) {
+        countWhenFailed(e);
+      }
+      if (!counts) {
+        return 0;
+      }
+      long actual = rule.costAfter == null ? costs[i] : rule.costAfter.actual(context);
+      return actual < 0 ? costs[i] : actual; // -1: cost-after failed, the estimate stays
     }
 
     /**
@@ -352,6 +380,18 @@ public final class HttpEngine {
           held[i] = null;
         }
       }
+    }
+
+    /** {@link #release} without blocking; the stage completes, never exceptionally, once every cancel has. */
+    public CompletionStage<Void> releaseAsync() {
+      List<CompletableFuture<Void>> cancels = new ArrayList<>(held.length);
+      for (int i = 0; i < held.length; i++) {
+        if (held[i] != null) {
+          cancels.add(held[i].cancelAsync().toCompletableFuture());
+          held[i] = null;
+        }
+      }
+      return CompletableFuture.allOf(cancels.toArray(CompletableFuture[]::new));
     }
 
     /** Whether this request holds a reservation to {@link #settle} or {@link #release}. */
