@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
@@ -30,7 +32,8 @@ final class Reservations implements Reservation.Settler {
   private final long timeoutNanos;
   private final LongAdder failedSettles = new LongAdder();
   private static final String SETTLE_FAILED = "a reservation's settle could not reach the rate limiter's backend;"
-      + " its units stay as they were (RateLimiter.failedSettles() counts these)";
+      + " it is tried again within the timeout, then its units stay as they were (RateLimiter.failedSettles()"
+      + " counts these)";
 
   Reservations(Backend backend, BackendCalls calls, Reports reports, FailureAnswers failures, LocalFallback fallback,
       NearCache nearCache, LongSupplier nowMicros, long timeoutNanos) {
@@ -158,7 +161,7 @@ final class Reservations implements Reservation.Settler {
     return failures.all(ps, p -> p, () -> fallback.checkAll(key, ps, estimate, now));
   }
 
-  /** A ledger's identity: random, below 2^52 so that Lua's numbers carry it exactly. */
+  /** A ledger's (or a settle's) identity: random, below 2^52 so that Lua's numbers carry it exactly. */
   private static long newLedgerId() {
     return ThreadLocalRandom.current().nextLong(1, 1L << 52);
   }
@@ -170,10 +173,16 @@ final class Reservations implements Reservation.Settler {
       return; // the failure mode answered, or only shadow policies: nothing is held on the backend
     }
     long start = System.nanoTime();
-    // not tried again: a settle whose answer was lost may have run, and a second give-back or
-    // charge would count twice (settles carry no identity the backend could recognise)
-    Boolean done = calls.call(() -> backend.executeAsync(settle.command()).thenApply(v -> Boolean.TRUE), start,
-        start + timeoutNanos, SETTLE_FAILED);
+    long deadline = start + timeoutNanos;
+    Boolean done = attempt(settle, start, deadline);
+    for (long pause = FIRST_PAUSE_NANOS; done == null && settle.retries() && deadline - System.nanoTime() > pause;
+        pause *= 2) {
+      LockSupport.parkNanos(pause);
+      if (Thread.currentThread().isInterrupted()) {
+        break; // the caller is being stopped: the settle counts as failed, the flag stays set
+      }
+      done = attempt(settle, System.nanoTime(), deadline);
+    }
     settled(settle, done);
   }
 
@@ -184,12 +193,38 @@ final class Reservations implements Reservation.Settler {
       return CompletableFuture.completedFuture(null);
     }
     long start = System.nanoTime();
-    return calls.callAsync(() -> backend.executeAsync(settle.command()).thenApply(v -> Boolean.TRUE), start,
-        start + timeoutNanos, SETTLE_FAILED).thenAccept(done -> settled(settle, done));
+    return attemptAsync(settle, start, start + timeoutNanos, FIRST_PAUSE_NANOS)
+        .thenAccept(done -> settled(settle, done));
   }
 
-  /** One settle's command, for the policies where units are held; null when none is. */
-  private record Settle(Command<Void> command, String key, List<Policy> policies, boolean givesBack, long now) {}
+  /** The pause before a settle's first retry; each next one waits twice as long, within the deadline. */
+  private static final long FIRST_PAUSE_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);
+
+  /** One try of a settle; null when it failed (reported and logged by the call). */
+  private Boolean attempt(Settle settle, long start, long deadline) {
+    return calls.call(() -> backend.executeAsync(settle.command()).thenApply(v -> Boolean.TRUE), start, deadline,
+        SETTLE_FAILED);
+  }
+
+  /** {@link #attempt}, tried again after {@code pause} (then twice as long) while it fails within the deadline. */
+  private CompletableFuture<Boolean> attemptAsync(Settle settle, long start, long deadline, long pause) {
+    return calls.callAsync(() -> backend.executeAsync(settle.command()).thenApply(v -> Boolean.TRUE), start,
+        deadline, SETTLE_FAILED).thenCompose(done -> {
+          if (done != null || !settle.retries() || deadline - System.nanoTime() <= pause) {
+            return CompletableFuture.completedFuture(done);
+          }
+          Executor later = CompletableFuture.delayedExecutor(pause, java.util.concurrent.TimeUnit.NANOSECONDS);
+          return CompletableFuture.supplyAsync(System::nanoTime, later)
+              .thenCompose(now -> attemptAsync(settle, now, deadline, pause * 2));
+        });
+  }
+
+  /**
+   * One settle's command, for the policies where units are held. {@code retries} when it carries an
+   * identity: a remote backend applies it once however often it is sent.
+   */
+  private record Settle(Command<Void> command, String key, List<Policy> policies, boolean givesBack, long now,
+      boolean retries) {}
 
   private Settle settleOf(Reservation reservation, long units) {
     List<Policy> policies = new ArrayList<>();
@@ -206,12 +241,14 @@ final class Reservations implements Reservation.Settler {
     }
     String key = reservation.key();
     long now = nowMicros.getAsLong();
-    Command<Void> command = units > 0 ? new Command.GiveBack(key, policies, marks, units, now)
-        : new Command.Charge(key, policies, -units, now);
-    return new Settle(command, key, policies, units > 0, now);
+    // a remote backend's answer can be lost after the settle ran: its identity lets a retry be applied once
+    long id = backend.isRemote() ? newLedgerId() : 0;
+    Command<Void> command = units > 0 ? new Command.GiveBack(key, policies, marks, units, now, id)
+        : new Command.Charge(key, policies, -units, now, id);
+    return new Settle(command, key, policies, units > 0, now, id != 0);
   }
 
-  /** After a settle: counted when it failed ({@code done} null); a give-back clears remembered denials. */
+  /** After a settle and its retries: counted once when it failed ({@code done} null); a give-back clears remembered denials. */
   private void settled(Settle settle, Boolean done) {
     if (done == null) {
       failedSettles.increment(); // reported and logged by the call; the units stay as they were

@@ -28,6 +28,10 @@ final class ControllableBackend implements Backend {
   final AtomicInteger acrossCalls = new AtomicInteger();
   final AtomicInteger reserveCalls = new AtomicInteger();
   final AtomicInteger settleCalls = new AtomicInteger();
+  /** The identities of the settles sent, in order. */
+  final Queue<Long> settleIds = new ConcurrentLinkedQueue<>();
+  /** What {@link #isRemote} answers: a remote backend's settles carry identities and are tried again. */
+  volatile boolean remote;
   /** How long a {@link Mode#SLOW} call takes before it answers, in the caller's thread (ms of real time). */
   volatile long slowMillis = 100;
   /** Answers held back by {@link Mode#HANG}: completing one lets the call finish. */
@@ -45,8 +49,12 @@ final class ControllableBackend implements Backend {
       acrossCalls.incrementAndGet();
     } else if (command instanceof Command.Reserve c) {
       reserveCalls.incrementAndGet();
-    } else if (command instanceof Command.GiveBack || command instanceof Command.Charge) {
+    } else if (command instanceof Command.GiveBack g) {
       settleCalls.incrementAndGet();
+      settleIds.add(g.settleId());
+    } else if (command instanceof Command.Charge c) {
+      settleCalls.incrementAndGet();
+      settleIds.add(c.settleId());
     } else {
       throw new AssertionError("the limiter calls execute for " + command);
     }
@@ -66,6 +74,11 @@ final class ControllableBackend implements Backend {
   @Override
   public boolean reserves() {
     return true;
+  }
+
+  @Override
+  public boolean isRemote() {
+    return remote;
   }
 
   private <T> CompletionStage<T> answer(Supplier<T> ok) {

@@ -90,8 +90,64 @@ class ReservationTest {
           .as("never completes exceptionally").isNull();
       assertThat(limiter.failedSettles()).isEqualTo(2);
       assertThat(log.lines(java.util.logging.Level.WARNING)).first().asString()
-          .startsWith("a reservation's settle could not reach the rate limiter's backend; its units stay as they were")
+          .startsWith("a reservation's settle could not reach the rate limiter's backend; it is tried again")
           .doesNotContain("FAIL_OPEN decides");
+    }
+  }
+
+  /** A remote backend's settle that fails fast is sent again within the timeout, with the same identity. */
+  @Test
+  void aFailedSettleIsTriedAgainWithItsIdentityWithinTheTimeout() throws Exception {
+    backend.remote = true;
+    try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backend).nearCache(false)
+        .timeout(Duration.ofSeconds(5)).circuitBreaker(0, Duration.ofSeconds(1)).listener(listener).build()) {
+      Reservation sync = limiter.reserve("k", policy, 2);
+      backend.next.addAll(List.of(ControllableBackend.Mode.THROW, ControllableBackend.Mode.FAIL_STAGE));
+      sync.cancel();
+      assertThat(backend.settleCalls).as("two failures, then it went through").hasValue(3);
+      assertThat(backend.settleIds).hasSize(3).doesNotContain(0L).containsOnly(backend.settleIds.peek());
+      assertThat(limiter.failedSettles()).isZero();
+      assertThat(limiter.inspect("k", policy).remaining()).isEqualTo(5);
+
+      Reservation async = limiter.reserve("k", policy, 3);
+      backend.settleIds.clear();
+      backend.next.addAll(List.of(ControllableBackend.Mode.THROW, ControllableBackend.Mode.THROW));
+      async.commitAsync(1).toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(backend.settleIds).hasSize(3).containsOnly(backend.settleIds.peek());
+      assertThat(limiter.failedSettles()).isZero();
+      assertThat(limiter.inspect("k", policy).remaining()).as("2 given back").isEqualTo(4);
+    }
+  }
+
+  @Test
+  void aSettleThatKeepsFailingIsTriedWithinTheTimeoutThenCountedOnce() throws Exception {
+    backend.remote = true;
+    try (RateLimiter limiter = RateLimiter.builder().clock(clock).backend(backend).nearCache(false)
+        .timeout(Duration.ofSeconds(2)).circuitBreaker(0, Duration.ofSeconds(1)).listener(listener).build()) {
+      // 2 s: a retry needs the 10 ms pause to fit in what is left, however busy the machine
+      Reservation sync = limiter.reserve("k", policy, 2);
+      Reservation async = limiter.reserve("k", policy, 2);
+      backend.mode = ControllableBackend.Mode.THROW;
+      sync.cancel();
+      int tries = backend.settleCalls.get();
+      assertThat(tries).as("tried again while the timeout lasted").isGreaterThan(1);
+      assertThat(limiter.failedSettles()).as("one settle, counted once").isEqualTo(1);
+      async.cancelAsync().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(backend.settleCalls.get() - tries).isGreaterThan(1);
+      assertThat(limiter.failedSettles()).isEqualTo(2);
+      backend.mode = ControllableBackend.Mode.OK;
+      assertThat(limiter.inspect("k", policy).remaining()).as("nothing given back").isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aLocalBackendsSettleCarriesNoIdentityAndIsNotTriedAgain() {
+    try (RateLimiter limiter = limiter(FailureMode.FAIL_OPEN)) {
+      Reservation r = limiter.reserve("k", policy, 2);
+      backend.mode = ControllableBackend.Mode.THROW;
+      r.cancel();
+      assertThat(backend.settleCalls).hasValue(1);
+      assertThat(backend.settleIds).containsExactly(0L);
     }
   }
 

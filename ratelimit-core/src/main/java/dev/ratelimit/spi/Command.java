@@ -77,14 +77,32 @@ public sealed interface Command<R>
    * where {@code marks} (in the same order) say its units went: as many as the algorithm's
    * give-back rule allows (ARCHITECTURE §4), never more than if they had never been taken, possibly
    * none. {@code 1 <= units <= } the reservation's cost. Answers null.
+   *
+   * @param settleId this settle's identity, random below 2^52 (0 for none): the limiter sends a
+   *     settle again, with the same identity, when its first try failed within the deadline, and a
+   *     remote backend applies each identity once, so that a try whose answer was lost but which
+   *     ran is not applied twice
    */
-  record GiveBack(String key, List<Policy> policies, List<Mark> marks, long units, long nowMicros)
-      implements Command<Void> {}
+  record GiveBack(String key, List<Policy> policies, List<Mark> marks, long units, long nowMicros, long settleId)
+      implements Command<Void> {
+    /** A give-back without an identity: applied as often as it is sent. */
+    public GiveBack(String key, List<Policy> policies, List<Mark> marks, long units, long nowMicros) {
+      this(key, policies, marks, units, nowMicros, 0);
+    }
+  }
 
   /**
    * Charges {@code units} to each of {@code key}'s {@code policies} whatever the limit: work already
    * done. A state may go into debt (bounded per algorithm, ARCHITECTURE §4), which later checks pay.
    * {@code 1 <= units <= 2^52}. Answers null.
+   *
+   * @param settleId this settle's identity, as {@link GiveBack#settleId}
    */
-  record Charge(String key, List<Policy> policies, long units, long nowMicros) implements Command<Void> {}
+  record Charge(String key, List<Policy> policies, long units, long nowMicros, long settleId)
+      implements Command<Void> {
+    /** A charge without an identity: applied as often as it is sent. */
+    public Charge(String key, List<Policy> policies, long units, long nowMicros) {
+      this(key, policies, units, nowMicros, 0);
+    }
+  }
 }

@@ -110,7 +110,7 @@ public final class RedisBackend implements Backend {
     this.calls = new ScriptCalls(client, builder.timeout, builder.waitReplicas, builder.waitTimeout, checkAll, checkBatch);
     this.reserveScript = new Lua(scripts.reserve());
     this.settleScript = new Lua(scripts.settle());
-    this.reservations = new RedisReservations(calls, keys, serverTime, reserveScript, settleScript);
+    this.reservations = new RedisReservations(calls, keys, serverTime, reserveScript, settleScript, builder.timeout);
     this.timeoutNanos = builder.timeout.toNanos();
     this.cluster = client.getConfig().isClusterConfig();
     this.dispatcher = builder.maxBatch < 2 ? null : new Dispatcher(new Dispatcher.Sender() {

@@ -49,6 +49,11 @@ final class RedisKeys {
     return base(key, policy) + ":ledger";
   }
 
+  /** The marker of settle {@code id} of a reservation of {@code key} whose first policy is {@code policy} (same hash tag). */
+  String settled(String key, Policy policy, long id) {
+    return base(key, policy) + ":settled:" + id;
+  }
+
   /** The state keys and the ledger key of {@code key} under {@code policy}: what a reset deletes. */
   List<Object> all(String key, Policy policy) {
     List<Object> all = new java.util.ArrayList<>(of(key, policy));

@@ -12,7 +12,9 @@ import java.util.concurrent.CompletionStage;
 /**
  * The Redis backend's reservations: {@link Command.Reserve} as one call of reserve.lua, {@link
  * Command.GiveBack} and {@link Command.Charge} as one call of settle.lua, each on one key's hash
- * tag (Cluster-safe), the ledger keys beside the states'.
+ * tag (Cluster-safe), the ledger keys beside the states'. A settle with an identity ({@link
+ * Command.GiveBack#settleId}) leaves a marker under it for ten times the timeout (10 s at least),
+ * so that a retry of it is applied once.
  */
 final class RedisReservations {
   private final ScriptCalls calls;
@@ -20,14 +22,17 @@ final class RedisReservations {
   private final boolean serverTime;
   private final Lua reserve;
   private final Lua settle;
+  /** How long a settle's identity is kept: far longer than any retry of it can arrive after it. */
+  private final long markerTtlMillis;
 
-  RedisReservations(ScriptCalls calls, RedisKeys keys, boolean serverTime, Lua reserve,
-      Lua settle) {
+  RedisReservations(ScriptCalls calls, RedisKeys keys, boolean serverTime, Lua reserve, Lua settle,
+      java.time.Duration timeout) {
     this.calls = calls;
     this.keys = keys;
     this.serverTime = serverTime;
     this.reserve = reserve;
     this.settle = settle;
+    this.markerTtlMillis = Math.max(10_000, 10 * timeout.toMillis());
   }
 
   /** reserve.lua: KEYS every policy's state keys then ledger keys; ARGV t, cost, count, ledger id, specs. */
@@ -62,18 +67,18 @@ final class RedisReservations {
 
   /** settle.lua, giving back. */
   CompletionStage<Void> giveBack(Command.GiveBack c) {
-    return settle("give", c.key(), c.policies(), c.marks(), c.units(), c.nowMicros());
+    return settle("give", c.key(), c.policies(), c.marks(), c.units(), c.nowMicros(), c.settleId());
   }
 
   /** settle.lua, charging. */
   CompletionStage<Void> charge(Command.Charge c) {
-    return settle("charge", c.key(), c.policies(), null, c.units(), c.nowMicros());
+    return settle("charge", c.key(), c.policies(), null, c.units(), c.nowMicros(), c.settleId());
   }
 
   private CompletionStage<Void> settle(String mode, String key, List<Policy> policies, List<Mark> marks, long units,
-      long nowMicros) {
+      long nowMicros, long settleId) {
     int n = policies.size();
-    Object[] args = new Object[4 + n];
+    Object[] args = new Object[6 + n];
     args[0] = mode;
     args[1] = time(nowMicros);
     args[2] = units;
@@ -82,7 +87,11 @@ final class RedisReservations {
       Mark m = marks == null ? new Mark(0, 0, 0) : marks.get(i);
       args[4 + i] = spec(policies.get(i)) + ' ' + m.at() + ' ' + m.fraction() + ' ' + m.ledger();
     }
-    return calls.evalAsync(settle, keysOf(key, policies), args).thenApply(reply -> null);
+    args[4 + n] = Long.toString(settleId);
+    args[5 + n] = markerTtlMillis;
+    List<Object> all = keysOf(key, policies);
+    all.add(keys.settled(key, policies.get(0), settleId));
+    return calls.evalAsync(settle, all, args).thenApply(reply -> null);
   }
 
   /** Every policy's state keys, in order, then every policy's ledger key. */
