@@ -512,6 +512,16 @@ final class DefaultRateLimiter implements RateLimiter {
   }
 
   @Override
+  public Reservation reserve(List<KeyedPolicy> checks, long estimate) {
+    return reservations.reserveAcross(checks, estimate);
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(List<KeyedPolicy> checks, long estimate) {
+    return reservations.reserveAcrossAsync(checks, estimate);
+  }
+
+  @Override
   public Reservation resume(String key, List<Policy> policies, long estimate, List<dev.ratelimit.spi.Mark> marks) {
     return reservations.resume(key, policies, estimate, marks);
   }

@@ -244,6 +244,38 @@ public interface RateLimiter extends AutoCloseable {
   }
 
   /**
+   * Takes {@code estimate} units of every (key, policy) pair, all or nothing, as {@link
+   * #checkAll(List, long)} would decide them; settled once for all of them (each pair gives back
+   * or is charged by its own policy's rule). Pairs of one key are reserved as {@link
+   * #reserve(String, List, long)}. On a Redis Cluster, pairs whose keys are in different hash slots
+   * are not reserved (a reservation is never split): the failure mode decides, as for a check the
+   * backend could not route. The default, for implementations other than the built one, reserves
+   * pairs of one key and throws {@link UnsupportedOperationException} for others.
+   *
+   * @throws IllegalArgumentException for bad input, as {@link #checkAll(List, long)}
+   * @throws UnsupportedOperationException when the backend does not take reservations, or not of
+   *     different keys together ({@code Backend.checksAcrossKeys()} false)
+   */
+  default Reservation reserve(List<KeyedPolicy> checks, long estimate) {
+    String key = KeyedPolicy.commonKey(checks);
+    if (key == null) {
+      throw new UnsupportedOperationException(getClass().getName() + " does not reserve pairs of different keys");
+    }
+    return reserve(key, KeyedPolicy.policies(checks), estimate);
+  }
+
+  /**
+   * {@link #reserve(List, long)} without blocking a thread. The default, for implementations other
+   * than the built one, reserves on the caller's thread.
+   *
+   * @throws IllegalArgumentException for bad input, at once, as {@link #reserve(List, long)}
+   * @throws UnsupportedOperationException as {@link #reserve(List, long)}
+   */
+  default CompletionStage<Reservation> reserveAsync(List<KeyedPolicy> checks, long estimate) {
+    return java.util.concurrent.CompletableFuture.completedFuture(reserve(checks, estimate));
+  }
+
+  /**
    * {@link #reserve(String, Policy, long)} without blocking a thread: the stage completes when the
    * backend answers, or with the failure mode's answer once the timeout has passed.
    *

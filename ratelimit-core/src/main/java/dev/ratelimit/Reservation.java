@@ -57,12 +57,26 @@ public final class Reservation {
   private final MultiDecision decision;
   /** One per policy, null where nothing is held there (a shadow denial, a failure mode's answer). */
   private final List<Mark> marks;
+  /** Each policy's key, for a reservation across keys; null when every policy is of {@link #key}. */
+  private final List<String> keys;
   private final AtomicBoolean settled = new AtomicBoolean();
 
   Reservation(Settler settler, String key, List<Policy> policies, long estimate, MultiDecision decision,
       List<Mark> marks) {
+    this(settler, key, null, policies, estimate, decision, marks);
+  }
+
+  /** A reservation of {@code pairs} of different keys. */
+  Reservation(Settler settler, List<KeyedPolicy> pairs, long estimate, MultiDecision decision, List<Mark> marks) {
+    this(settler, pairs.get(0).key(), pairs.stream().map(KeyedPolicy::key).toList(), KeyedPolicy.policies(pairs),
+        estimate, decision, marks);
+  }
+
+  private Reservation(Settler settler, String key, List<String> keys, List<Policy> policies, long estimate,
+      MultiDecision decision, List<Mark> marks) {
     this.settler = settler;
     this.key = key;
+    this.keys = keys;
     this.policies = policies;
     this.estimate = estimate;
     this.decision = decision;
@@ -87,9 +101,23 @@ public final class Reservation {
     return decision;
   }
 
-  /** The key reserved on. */
+  /** The key reserved on; for a reservation across keys, its first pair's (see {@link #keyedPolicies}). */
   public String key() {
     return key;
+  }
+
+  /** Each policy with the key it was reserved on, in the order reserved. */
+  public List<KeyedPolicy> keyedPolicies() {
+    List<KeyedPolicy> pairs = new java.util.ArrayList<>(policies.size());
+    for (int i = 0; i < policies.size(); i++) {
+      pairs.add(KeyedPolicy.of(keys == null ? key : keys.get(i), policies.get(i)));
+    }
+    return pairs;
+  }
+
+  /** Whether its policies are of different keys ({@link RateLimiter#reserve(List, long)}). */
+  boolean acrossKeys() {
+    return keys != null;
   }
 
   /** The policies reserved, in order. */

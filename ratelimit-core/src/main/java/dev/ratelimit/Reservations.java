@@ -87,6 +87,107 @@ final class Reservations implements Reservation.Settler {
     }).thenApply(decision -> reservation(key, ps, estimate, decision, held));
   }
 
+  /**
+   * {@link RateLimiter#reserve(List, long)}: pairs of different keys reserved all or nothing, as a
+   * cross-key check of the estimate would be (the failure mode and shadow policies alike; no
+   * near-cache, as for that check); pairs of one key as {@link #reserve}.
+   */
+  Reservation reserveAcross(List<KeyedPolicy> checks, long estimate) {
+    List<KeyedPolicy> cs = validatedAcross(checks, estimate);
+    if (cs == null) {
+      return reserve(checks.get(0).key(), KeyedPolicy.policies(checks), estimate);
+    }
+    long now = nowMicros.getAsLong();
+    long deadline = System.nanoTime() + timeoutNanos;
+    Map<KeyedPolicy, Mark> held = new IdentityHashMap<>();
+    MultiDecision decision = reports.resolve(cs, KeyedPolicy::policy, acrossOnce(cs, estimate, now, deadline, held),
+        enforced -> deadline - System.nanoTime() > 0 ? acrossOnce(enforced, estimate, now, deadline, held)
+            : failedAcross(enforced, estimate, now),
+        enforced -> failedAcross(enforced, estimate, now));
+    return reservationAcross(cs, estimate, decision, held);
+  }
+
+  /** {@link #reserveAcross} without blocking. */
+  CompletionStage<Reservation> reserveAcrossAsync(List<KeyedPolicy> checks, long estimate) {
+    List<KeyedPolicy> cs = validatedAcross(checks, estimate);
+    if (cs == null) {
+      return reserveAsync(checks.get(0).key(), KeyedPolicy.policies(checks), estimate);
+    }
+    long now = nowMicros.getAsLong();
+    long deadline = System.nanoTime() + timeoutNanos;
+    Map<KeyedPolicy, Mark> held = java.util.Collections.synchronizedMap(new IdentityHashMap<>());
+    return acrossOnceAsync(cs, estimate, now, deadline, held).thenCompose(judged -> {
+      List<KeyedPolicy> enforced = reports.rerunFor(cs, KeyedPolicy::policy, judged);
+      if (enforced == null) {
+        return CompletableFuture.completedFuture(reports.resolve(cs, KeyedPolicy::policy, judged, null, null));
+      }
+      CompletableFuture<Judged> again = judged.source() == Source.FAILURE || judged.source() == Source.FALLBACK
+          || deadline - System.nanoTime() <= 0
+          ? CompletableFuture.completedFuture(failedAcross(enforced, estimate, now))
+          : acrossOnceAsync(enforced, estimate, now, deadline, held);
+      return again.thenApply(second -> reports.resolve(cs, KeyedPolicy::policy, judged, e -> second, e -> second));
+    }).thenApply(decision -> reservationAcross(cs, estimate, decision, held));
+  }
+
+  /**
+   * {@code checks} copied when they are of different keys, null when of one key.
+   *
+   * @throws IllegalArgumentException for bad input, as the cross-key checkAll
+   * @throws UnsupportedOperationException when the backend does not reserve, or not across keys
+   */
+  private List<KeyedPolicy> validatedAcross(List<KeyedPolicy> checks, long estimate) {
+    CheckArguments.validateAcross(checks, estimate);
+    if (KeyedPolicy.commonKey(checks) != null) {
+      return null;
+    }
+    requireReserves();
+    if (!backend.checksAcrossKeys()) {
+      throw new UnsupportedOperationException("the backend " + backend.getClass().getName() + " does not reserve"
+          + " pairs of different keys together (its checksAcrossKeys() is false); reserve one key at a time with"
+          + " reserve(key, policies, estimate)");
+    }
+    return List.copyOf(checks);
+  }
+
+  private Reservation reservationAcross(List<KeyedPolicy> cs, long estimate, MultiDecision decision,
+      Map<KeyedPolicy, Mark> held) {
+    List<Mark> marks = new ArrayList<>(cs.size());
+    for (KeyedPolicy c : cs) {
+      marks.add(decision.allowed() ? held.get(c) : null);
+    }
+    return new Reservation(this, cs, estimate, decision, marks);
+  }
+
+  private Judged acrossOnce(List<KeyedPolicy> cs, long estimate, long now, long deadline, Map<KeyedPolicy, Mark> held) {
+    Command.ReserveAcross command = new Command.ReserveAcross(cs, estimate, now, newLedgerId());
+    return judgedAcross(calls.call(() -> backend.executeAsync(command), System.nanoTime(), deadline), cs, estimate,
+        now, held);
+  }
+
+  private CompletableFuture<Judged> acrossOnceAsync(List<KeyedPolicy> cs, long estimate, long now, long deadline,
+      Map<KeyedPolicy, Mark> held) {
+    Command.ReserveAcross command = new Command.ReserveAcross(cs, estimate, now, newLedgerId());
+    return calls.callAsync(() -> backend.executeAsync(command), System.nanoTime(), deadline)
+        .thenApply(reserved -> judgedAcross(reserved, cs, estimate, now, held));
+  }
+
+  private Judged judgedAcross(Reserved reserved, List<KeyedPolicy> cs, long estimate, long now,
+      Map<KeyedPolicy, Mark> held) {
+    if (reserved == null || reserved.decision().decisions().size() != cs.size()) {
+      return failedAcross(cs, estimate, now);
+    }
+    if (reserved.decision().allowed()) {
+      for (int i = 0; i < cs.size(); i++) {
+        held.put(cs.get(i), reserved.marks().get(i));
+      }
+    }
+    return Judged.of(reserved.decision(), Source.BACKEND);
+  }
+
+  private Judged failedAcross(List<KeyedPolicy> cs, long estimate, long now) {
+    return failures.all(cs, KeyedPolicy::policy, () -> fallback.checkAll(cs, estimate, now));
+  }
+
   /** {@link RateLimiter#resume}: the original's marks, its decisions unknown here. */
   Reservation resume(String key, List<Policy> policies, long estimate, List<Mark> marks) {
     List<Policy> ps = validated(key, policies, estimate);
@@ -109,11 +210,15 @@ final class Reservations implements Reservation.Settler {
    */
   private List<Policy> validated(String key, List<Policy> policies, long estimate) {
     CheckArguments.validateAll(key, policies, estimate);
+    requireReserves();
+    return List.copyOf(policies);
+  }
+
+  private void requireReserves() {
     if (!backend.reserves()) {
       throw new UnsupportedOperationException("the backend " + backend.getClass().getName()
           + " does not take reservations (Backend.reserves() is false); the in-memory backend does");
     }
-    return List.copyOf(policies);
   }
 
   /** The reservation {@code decision} made: holding the marks in {@code held} when allowed, none when refused. */
@@ -223,29 +328,37 @@ final class Reservations implements Reservation.Settler {
    * One settle's command, for the policies where units are held. {@code retries} when it carries an
    * identity: a remote backend applies it once however often it is sent.
    */
-  private record Settle(Command<Void> command, String key, List<Policy> policies, boolean givesBack, long now,
+  private record Settle(Command<Void> command, List<KeyedPolicy> pairs, boolean givesBack, long now,
       boolean retries) {}
 
   private Settle settleOf(Reservation reservation, long units) {
-    List<Policy> policies = new ArrayList<>();
+    List<KeyedPolicy> pairs = new ArrayList<>();
     List<Mark> marks = new ArrayList<>();
-    for (int i = 0; i < reservation.policies().size(); i++) {
+    List<KeyedPolicy> reserved = reservation.keyedPolicies();
+    for (int i = 0; i < reserved.size(); i++) {
       Mark mark = reservation.marks().get(i);
       if (mark != null) {
-        policies.add(reservation.policies().get(i));
+        pairs.add(reserved.get(i));
         marks.add(mark);
       }
     }
-    if (policies.isEmpty()) {
+    if (pairs.isEmpty()) {
       return null;
     }
-    String key = reservation.key();
     long now = nowMicros.getAsLong();
     // a remote backend's answer can be lost after the settle ran: its identity lets a retry be applied once
     long id = backend.isRemote() ? newLedgerId() : 0;
-    Command<Void> command = units > 0 ? new Command.GiveBack(key, policies, marks, units, now, id)
-        : new Command.Charge(key, policies, -units, now, id);
-    return new Settle(command, key, policies, units > 0, now, id != 0);
+    Command<Void> command;
+    if (reservation.acrossKeys()) {
+      command = units > 0 ? new Command.GiveBackAcross(pairs, marks, units, now, id)
+          : new Command.ChargeAcross(pairs, -units, now, id);
+    } else {
+      String key = reservation.key();
+      List<Policy> policies = KeyedPolicy.policies(pairs);
+      command = units > 0 ? new Command.GiveBack(key, policies, marks, units, now, id)
+          : new Command.Charge(key, policies, -units, now, id);
+    }
+    return new Settle(command, pairs, units > 0, now, id != 0);
   }
 
   /** After a settle and its retries: counted once when it failed ({@code done} null); a give-back clears remembered denials. */
@@ -254,9 +367,9 @@ final class Reservations implements Reservation.Settler {
       failedSettles.increment(); // reported and logged by the call; the units stay as they were
     }
     if (settle.givesBack() && nearCache != null) {
-      String nearKey = Keys.bounded(settle.key());
-      for (Policy p : settle.policies()) {
-        nearCache.forget(nearKey, p, settle.now()); // units came back: a remembered denial may no longer be one
+      for (KeyedPolicy pair : settle.pairs()) {
+        // units came back: a remembered denial may no longer be one
+        nearCache.forget(Keys.bounded(pair.key()), pair.policy(), settle.now());
       }
     }
   }

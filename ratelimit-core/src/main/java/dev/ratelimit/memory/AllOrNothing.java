@@ -148,6 +148,15 @@ final class AllOrNothing {
    * anywhere), then on the keys' existing entries.
    */
   MultiDecision checkAll(List<KeyedPolicy> checks, long cost, long nowMicros) {
+    return checkAll(checks, cost, nowMicros, null, 0);
+  }
+
+  /**
+   * {@link #checkAll(List, long, long)}, and when allowed and {@code marks} is given, each pair's
+   * state records the consumption as a reservation, as {@link #checkAll(String, List, long, long,
+   * Mark[], long)} does.
+   */
+  MultiDecision checkAll(List<KeyedPolicy> checks, long cost, long nowMicros, Mark[] marks, long ledgerId) {
     int n = checks.size();
     String[] keys = new String[n];
     int[] order = new int[n]; // the pairs' indices sorted by bounded key (stably): the locking order
@@ -170,7 +179,7 @@ final class AllOrNothing {
     groups[count] = n;
     store.clock.observeExactly(nowMicros);
     for (;;) {
-      MultiDecision result = checkAcross(checks, keys, order, groups, count, cost, nowMicros);
+      MultiDecision result = checkAcross(checks, keys, order, groups, count, cost, nowMicros, marks, ledgerId);
       if (result != null) {
         return result;
       }
@@ -179,7 +188,7 @@ final class AllOrNothing {
 
   /** One attempt of the cross-key {@link #checkAll(List, long, long)}: locks every key; null to run again. */
   private MultiDecision checkAcross(List<KeyedPolicy> checks, String[] keys, int[] order, int[] groups, int count,
-      long cost, long nowMicros) {
+      long cost, long nowMicros, Mark[] marks, long ledgerId) {
     State[] entries = new State[count];
     boolean[] created = new boolean[count];
     int locked = 0;
@@ -197,7 +206,8 @@ final class AllOrNothing {
         entries[g] = entry;
         locked++;
       }
-      return checkAcrossLocked(checks, keys, order, groups, count, entries, created, cost, nowMicros);
+      return checkAcrossLocked(checks, keys, order, groups, count, entries, created, cost, nowMicros, marks,
+          ledgerId);
     } finally {
       for (int g = locked - 1; g >= 0; g--) {
         entries[g].unlock();
@@ -207,7 +217,7 @@ final class AllOrNothing {
 
   /** {@link #checkAcross} with every entry locked; null when it must run again. */
   private MultiDecision checkAcrossLocked(List<KeyedPolicy> checks, String[] keys, int[] order, int[] groups,
-      int count, State[] entries, boolean[] created, long cost, long nowMicros) {
+      int count, State[] entries, boolean[] created, long cost, long nowMicros, Mark[] marks, long ledgerId) {
     for (int g = 0; g < count; g++) { // as checkAllLocked, before anything is consumed: running again is safe
       String key = keys[order[groups[g]]];
       State entry = entries[g];
@@ -256,6 +266,9 @@ final class AllOrNothing {
           int i = order[at];
           Policy policy = checks.get(i).policy();
           decisions[i] = State.check(found[i], policy, nowMicros, cost, true);
+          if (marks != null) {
+            marks[i] = found[i].reserved(policy, nowMicros, ledgerId);
+          }
           if (fresh[i]) {
             entry.add(found[i], policy);
           }
@@ -280,7 +293,7 @@ final class AllOrNothing {
     for (int g = 0; g < count; g++) {
       if (!created[g]) {
         applyKnown(checks, keys[order[groups[g]]], entries[g], order, groups[g], groups[g + 1], found, fresh,
-            decisions, holdsNew, cost, nowMicros, lag);
+            decisions, holdsNew, cost, nowMicros, lag, marks, ledgerId);
       }
     }
     return new MultiDecision(true, Arrays.asList(decisions));
@@ -312,7 +325,8 @@ final class AllOrNothing {
    * check: the other keys have consumed, so running again would consume twice there.
    */
   private void applyKnown(List<KeyedPolicy> checks, String key, State entry, int[] order, int from, int to,
-      State[] found, boolean[] fresh, Decision[] decisions, boolean holdsNew, long cost, long nowMicros, long lag) {
+      State[] found, boolean[] fresh, Decision[] decisions, boolean holdsNew, long cost, long nowMicros, long lag,
+      Mark[] marks, long ledgerId) {
     boolean grew = false;
     long oldHold = entry.hold;
     long hold = Entry.UNCHANGED;
@@ -320,6 +334,9 @@ final class AllOrNothing {
       int i = order[at];
       Policy policy = checks.get(i).policy();
       decisions[i] = State.check(found[i], policy, nowMicros, cost, true);
+      if (marks != null) {
+        marks[i] = found[i].reserved(policy, nowMicros, ledgerId);
+      }
       if (fresh[i]) {
         if (!holdsNew) {
           continue; // decided as a fresh state, not store.kept: the store.kept states fill the bound

@@ -223,6 +223,24 @@ public final class InMemoryBackend implements Backend {
       }
       return null;
     }
+    if (command instanceof Command.ReserveAcross c) {
+      Mark[] marks = new Mark[c.checks().size()];
+      MultiDecision d = allOrNothing.checkAll(c.checks(), c.cost(), c.nowMicros(), marks, c.ledger());
+      return (R) new Reserved(d, d.allowed() ? Arrays.asList(marks) : List.of(), c.nowMicros());
+    }
+    if (command instanceof Command.GiveBackAcross c) {
+      for (int i = 0; i < c.checks().size(); i++) {
+        KeyedPolicy pair = c.checks().get(i);
+        settlements.giveBack(pair.key(), pair.policy(), c.units(), c.marks().get(i), c.nowMicros());
+      }
+      return null;
+    }
+    if (command instanceof Command.ChargeAcross c) {
+      for (KeyedPolicy pair : c.checks()) {
+        settlements.charge(pair.key(), pair.policy(), c.units(), c.nowMicros());
+      }
+      return null;
+    }
     Command.Reset c = (Command.Reset) command;
     reset(c.key(), c.policy(), c.nowMicros());
     return null;

@@ -16,7 +16,8 @@ import java.util.List;
  */
 public sealed interface Command<R>
     permits Command.Check, Command.CheckAll, Command.CheckAcross, Command.Inspect, Command.Reset,
-        Command.Reserve, Command.GiveBack, Command.Charge {
+        Command.Reserve, Command.GiveBack, Command.Charge, Command.ReserveAcross, Command.GiveBackAcross,
+        Command.ChargeAcross {
 
   /**
    * Checks one policy and, when allowed, consumes {@code cost} units. Answers the decision, and for
@@ -105,4 +106,25 @@ public sealed interface Command<R>
       this(key, policies, units, nowMicros, 0);
     }
   }
+
+  /**
+   * Reserves {@code cost} units of each pair of different keys, all or nothing: decided and
+   * consumed as {@link CheckAcross} would, and when allowed answers one {@link Mark} per pair. Sent
+   * only to a backend that {@linkplain Backend#reserves reserves} and {@linkplain
+   * Backend#checksAcrossKeys checks across keys}; pairs of one key are sent as {@link Reserve}. A
+   * reservation is never split: a backend that can take the pairs together only by group of keys
+   * (a Redis Cluster, per hash slot) fails with {@link NotRoutedException} for pairs it cannot.
+   *
+   * @param ledger as {@link Reserve#ledger}
+   */
+  record ReserveAcross(List<KeyedPolicy> checks, long cost, long nowMicros, long ledger)
+      implements Command<Reserved> {}
+
+  /** {@link GiveBack} of a reservation across keys: each pair's units, where its mark says they went. */
+  record GiveBackAcross(List<KeyedPolicy> checks, List<Mark> marks, long units, long nowMicros, long settleId)
+      implements Command<Void> {}
+
+  /** {@link Charge} of a reservation across keys: each pair charged whatever its limit. */
+  record ChargeAcross(List<KeyedPolicy> checks, long units, long nowMicros, long settleId)
+      implements Command<Void> {}
 }

@@ -110,7 +110,8 @@ public final class RedisBackend implements Backend {
     this.calls = new ScriptCalls(client, builder.timeout, builder.waitReplicas, builder.waitTimeout, checkAll, checkBatch);
     this.reserveScript = new Lua(scripts.reserve());
     this.settleScript = new Lua(scripts.settle());
-    this.reservations = new RedisReservations(calls, keys, serverTime, reserveScript, settleScript, builder.timeout);
+    this.reservations = new RedisReservations(calls, keys, serverTime, client.getConfig().isClusterConfig(),
+        reserveScript, settleScript, builder.timeout);
     this.timeoutNanos = builder.timeout.toNanos();
     this.cluster = client.getConfig().isClusterConfig();
     this.dispatcher = builder.maxBatch < 2 ? null : new Dispatcher(new Dispatcher.Sender() {
@@ -185,8 +186,7 @@ public final class RedisBackend implements Backend {
     if (command instanceof Command.Inspect c) {
       return (R) inspect(c.key(), c.policy(), c.cost(), c.nowMicros());
     }
-    if (command instanceof Command.Reserve || command instanceof Command.GiveBack
-        || command instanceof Command.Charge) {
+    if (RedisReservations.handles(command)) {
       try {
         return executeAsync(command).toCompletableFuture().join();
       } catch (CompletionException e) {
@@ -214,14 +214,8 @@ public final class RedisBackend implements Backend {
     if (command instanceof Command.CheckAcross c) {
       return (CompletionStage<R>) checkAllAsync(c.checks(), c.cost(), c.nowMicros());
     }
-    if (command instanceof Command.Reserve c) {
-      return (CompletionStage<R>) reservations.reserve(c);
-    }
-    if (command instanceof Command.GiveBack c) {
-      return (CompletionStage<R>) reservations.giveBack(c);
-    }
-    if (command instanceof Command.Charge c) {
-      return (CompletionStage<R>) reservations.charge(c);
+    if (RedisReservations.handles(command)) {
+      return reservations.execute(command);
     }
     try {
       return CompletableFuture.completedFuture(execute(command));

@@ -1,18 +1,24 @@
 package dev.ratelimit.redis;
 
+import dev.ratelimit.KeyedPolicy;
 import dev.ratelimit.Policy;
 import dev.ratelimit.spi.Command;
 import dev.ratelimit.spi.Mark;
 import dev.ratelimit.spi.MultiEvaluation;
+import dev.ratelimit.spi.NotRoutedException;
 import dev.ratelimit.spi.Reserved;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * The Redis backend's reservations: {@link Command.Reserve} as one call of reserve.lua, {@link
- * Command.GiveBack} and {@link Command.Charge} as one call of settle.lua, each on one key's hash
- * tag (Cluster-safe), the ledger keys beside the states'. A settle with an identity ({@link
+ * The Redis backend's reservations: {@link Command.Reserve} and {@link Command.ReserveAcross} as
+ * one call of reserve.lua, their give-backs and charges as one call of settle.lua. One key's are on
+ * its hash tag (Cluster-safe); pairs of different keys go in one call too, which a Cluster takes
+ * only when their keys share a hash slot (else {@link NotRoutedException}: a reservation is never
+ * split). The ledger keys are beside the states'. A settle with an identity ({@link
  * Command.GiveBack#settleId}) leaves a marker under it for ten times the timeout (10 s at least),
  * so that a retry of it is applied once.
  */
@@ -20,34 +26,71 @@ final class RedisReservations {
   private final ScriptCalls calls;
   private final RedisKeys keys;
   private final boolean serverTime;
+  private final boolean cluster;
   private final Lua reserve;
   private final Lua settle;
   /** How long a settle's identity is kept: far longer than any retry of it can arrive after it. */
   private final long markerTtlMillis;
 
-  RedisReservations(ScriptCalls calls, RedisKeys keys, boolean serverTime, Lua reserve, Lua settle,
-      java.time.Duration timeout) {
+  RedisReservations(ScriptCalls calls, RedisKeys keys, boolean serverTime, boolean cluster, Lua reserve, Lua settle,
+      Duration timeout) {
     this.calls = calls;
     this.keys = keys;
     this.serverTime = serverTime;
+    this.cluster = cluster;
     this.reserve = reserve;
     this.settle = settle;
     this.markerTtlMillis = Math.max(10_000, 10 * timeout.toMillis());
   }
 
-  /** reserve.lua: KEYS every policy's state keys then ledger keys; ARGV t, cost, count, ledger id, specs. */
-  CompletionStage<Reserved> reserve(Command.Reserve c) {
-    List<Policy> policies = c.policies();
-    int n = policies.size();
-    Object[] args = new Object[4 + n];
-    args[0] = time(c.nowMicros());
-    args[1] = c.cost();
-    args[2] = n;
-    args[3] = Long.toString(c.ledger());
-    for (int i = 0; i < n; i++) {
-      args[4 + i] = spec(policies.get(i));
+  /** Whether {@code command} is one of the reservations' commands, which {@link #execute} runs. */
+  static boolean handles(Command<?> command) {
+    return command instanceof Command.Reserve || command instanceof Command.GiveBack
+        || command instanceof Command.Charge || command instanceof Command.ReserveAcross
+        || command instanceof Command.GiveBackAcross || command instanceof Command.ChargeAcross;
+  }
+
+  /** Runs a command {@link #handles} accepts, without blocking. */
+  @SuppressWarnings("unchecked")
+  <R> CompletionStage<R> execute(Command<R> command) {
+    if (command instanceof Command.Reserve c) {
+      return (CompletionStage<R>) reserve(pairs(c.key(), c.policies()), c.cost(), c.nowMicros(), c.ledger());
     }
-    return calls.evalAsync(reserve, keysOf(c.key(), policies), args).thenApply(reply -> reserved(policies, reply));
+    if (command instanceof Command.ReserveAcross c) {
+      return (CompletionStage<R>) reserve(c.checks(), c.cost(), c.nowMicros(), c.ledger());
+    }
+    if (command instanceof Command.GiveBack c) {
+      return (CompletionStage<R>) settle("give", pairs(c.key(), c.policies()), c.marks(), c.units(), c.nowMicros(),
+          c.settleId());
+    }
+    if (command instanceof Command.GiveBackAcross c) {
+      return (CompletionStage<R>) settle("give", c.checks(), c.marks(), c.units(), c.nowMicros(), c.settleId());
+    }
+    if (command instanceof Command.Charge c) {
+      return (CompletionStage<R>) settle("charge", pairs(c.key(), c.policies()), null, c.units(), c.nowMicros(),
+          c.settleId());
+    }
+    Command.ChargeAcross c = (Command.ChargeAcross) command;
+    return (CompletionStage<R>) settle("charge", c.checks(), null, c.units(), c.nowMicros(), c.settleId());
+  }
+
+  /** reserve.lua: KEYS every pair's state keys then ledger keys; ARGV t, cost, count, ledger id, specs. */
+  private CompletionStage<Reserved> reserve(List<KeyedPolicy> pairs, long cost, long nowMicros, long ledger) {
+    int n = pairs.size();
+    Object[] args = new Object[4 + n];
+    args[0] = time(nowMicros);
+    args[1] = cost;
+    args[2] = n;
+    args[3] = Long.toString(ledger);
+    for (int i = 0; i < n; i++) {
+      args[4 + i] = spec(pairs.get(i).policy());
+    }
+    List<Object> all = keysOf(pairs);
+    if (all == null) {
+      return notRouted();
+    }
+    List<Policy> policies = pairs.stream().map(KeyedPolicy::policy).toList();
+    return calls.evalAsync(reserve, all, args).thenApply(reply -> reserved(policies, reply));
   }
 
   /** The reply: check_all.lua's, then when allowed per policy at, fraction, ledger id. */
@@ -65,19 +108,10 @@ final class RedisReservations {
     return new Reserved(e.decision(), marks, e.nowMicros());
   }
 
-  /** settle.lua, giving back. */
-  CompletionStage<Void> giveBack(Command.GiveBack c) {
-    return settle("give", c.key(), c.policies(), c.marks(), c.units(), c.nowMicros(), c.settleId());
-  }
-
-  /** settle.lua, charging. */
-  CompletionStage<Void> charge(Command.Charge c) {
-    return settle("charge", c.key(), c.policies(), null, c.units(), c.nowMicros(), c.settleId());
-  }
-
-  private CompletionStage<Void> settle(String mode, String key, List<Policy> policies, List<Mark> marks, long units,
+  /** settle.lua: KEYS every pair's state keys, ledger keys, then the marker; ARGV as the script says. */
+  private CompletionStage<Void> settle(String mode, List<KeyedPolicy> pairs, List<Mark> marks, long units,
       long nowMicros, long settleId) {
-    int n = policies.size();
+    int n = pairs.size();
     Object[] args = new Object[6 + n];
     args[0] = mode;
     args[1] = time(nowMicros);
@@ -85,25 +119,53 @@ final class RedisReservations {
     args[3] = n;
     for (int i = 0; i < n; i++) {
       Mark m = marks == null ? new Mark(0, 0, 0) : marks.get(i);
-      args[4 + i] = spec(policies.get(i)) + ' ' + m.at() + ' ' + m.fraction() + ' ' + m.ledger();
+      args[4 + i] = spec(pairs.get(i).policy()) + ' ' + m.at() + ' ' + m.fraction() + ' ' + m.ledger();
     }
     args[4 + n] = Long.toString(settleId);
     args[5 + n] = markerTtlMillis;
-    List<Object> all = keysOf(key, policies);
-    all.add(keys.settled(key, policies.get(0), settleId));
+    List<Object> all = keysOf(pairs);
+    if (all == null) {
+      return notRouted();
+    }
+    all.add(keys.settled(pairs.get(0).key(), pairs.get(0).policy(), settleId));
     return calls.evalAsync(settle, all, args).thenApply(reply -> null);
   }
 
-  /** Every policy's state keys, in order, then every policy's ledger key. */
-  private List<Object> keysOf(String key, List<Policy> policies) {
-    List<Object> all = new ArrayList<>(3 * policies.size());
+  private static List<KeyedPolicy> pairs(String key, List<Policy> policies) {
+    List<KeyedPolicy> pairs = new ArrayList<>(policies.size());
     for (Policy p : policies) {
-      all.addAll(keys.of(key, p));
+      pairs.add(KeyedPolicy.of(key, p));
     }
-    for (Policy p : policies) {
-      all.add(keys.ledger(key, p));
+    return pairs;
+  }
+
+  /**
+   * Every pair's state keys, in order, then every pair's ledger key; null in a Cluster when they
+   * are not all in one hash slot.
+   */
+  private List<Object> keysOf(List<KeyedPolicy> pairs) {
+    List<Object> all = new ArrayList<>(3 * pairs.size() + 1);
+    for (KeyedPolicy p : pairs) {
+      all.addAll(keys.of(p.key(), p.policy()));
+    }
+    for (KeyedPolicy p : pairs) {
+      all.add(keys.ledger(p.key(), p.policy()));
+    }
+    if (cluster) {
+      int slot = RedisKeys.slot((String) all.get(0));
+      for (Object k : all) {
+        if (RedisKeys.slot((String) k) != slot) {
+          return null;
+        }
+      }
     }
     return all;
+  }
+
+  private static <T> CompletionStage<T> notRouted() {
+    return CompletableFuture.failedFuture(new NotRoutedException("a reservation across keys in different hash slots"
+        + " of a Redis Cluster is never split, so it was not made (the failure mode decides); on a Cluster, reserve"
+        + " one key at a time, or reserve across keys on one Redis node or Sentinel", null));
   }
 
   private Object time(long nowMicros) {

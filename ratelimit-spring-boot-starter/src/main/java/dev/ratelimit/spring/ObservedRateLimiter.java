@@ -242,6 +242,16 @@ final class ObservedRateLimiter implements RateLimiter {
   }
 
   @Override
+  public Reservation reserve(List<KeyedPolicy> checks, long estimate) {
+    return delegate.reserve(checks, estimate);
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(List<KeyedPolicy> checks, long estimate) {
+    return delegate.reserveAsync(checks, estimate);
+  }
+
+  @Override
   public Reservation resume(String key, List<Policy> policies, long estimate, List<dev.ratelimit.spi.Mark> marks) {
     return delegate.resume(key, policies, estimate, marks);
   }

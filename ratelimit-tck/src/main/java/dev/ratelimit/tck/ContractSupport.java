@@ -24,7 +24,8 @@ public abstract class ContractSupport {
   /** Where every test's clock starts: aligned to 10 s windows (and 20 s into a minute). */
   protected static final Instant START = Instant.ofEpochSecond(1_700_000_000L);
 
-  final List<Throwable> backendErrors = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** The backend errors the limiter reported; a test that provokes one clears it. */
+  protected final List<Throwable> backendErrors = new java.util.concurrent.CopyOnWriteArrayList<>();
   protected ManualClock clock;
   protected RateLimiter limiter;
   private String keyPrefix;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ratelimit.Algorithm;
 import dev.ratelimit.Decision;
+import dev.ratelimit.KeyedPolicy;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.Reservation;
@@ -105,6 +106,61 @@ public abstract class ReservationContract extends ContractSupport {
     assertThat(admits(k, roomy)).as("the roomy policy took nothing").isEqualTo(before);
     first.cancel();
     assertThat(limiter.reserve(k, List.of(roomy, tight), 2).allowed()).isTrue();
+  }
+
+  // ---------------------------------------------------------------- across keys
+
+  /** Pairs of different keys: reserved all or nothing, settled on each key by its own policy. */
+  @ParameterizedTest
+  @EnumSource(Algorithm.class)
+  void pairsOfDifferentKeysAreReservedAllOrNothingAndSettledOnEach(Algorithm algorithm) throws Exception {
+    List<String> keys = checkedTogether(List.of(key("user"), key("tenant")));
+    String user = keys.get(0);
+    String tenant = keys.get(1);
+    Policy roomy = uneven(algorithm).withName("roomy");
+    Policy tight = Policy.of(3, Duration.ofSeconds(10)).withAlgorithm(algorithm).withName("tight");
+    List<KeyedPolicy> pairs = List.of(KeyedPolicy.of(user, roomy), KeyedPolicy.of(tenant, tight));
+    String twin = key("twin");
+    Reservation first = limiter.reserve(pairs, 2);
+    Reservation twinFirst = limiter.reserve(twin, roomy, 2);
+    assertThat(first.allowed()).isTrue();
+    assertThat(first.keyedPolicies()).isEqualTo(pairs);
+    assertThat(first.key()).isEqualTo(user);
+    assertThat(first.decisions().decisions()).extracting(Decision::remaining)
+        .containsExactly(twinFirst.decision().remaining(), 1L);
+    List<Object> userBefore = admits(user, roomy);
+    List<Object> tenantBefore = admits(tenant, tight);
+    Reservation refused = limiter.reserve(pairs, 2);
+    assertThat(refused.allowed()).as("the tenant has room for 1").isFalse();
+    assertThat(refused.decision().policy()).isEqualTo(tight);
+    assertThat(admits(user, roomy)).as("nothing taken from the user").isEqualTo(userBefore);
+    assertThat(admits(tenant, tight)).isEqualTo(tenantBefore);
+    advanceMicros(300_000);
+    first.commit(1);
+    twinFirst.commit(1);
+    assertThat(admits(user, roomy)).as("given back as a one-key reservation would").isEqualTo(admits(twin, roomy));
+    Reservation second = limiter.reserveAsync(pairs, 2).toCompletableFuture()
+        .get(10, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(second.allowed()).as("the tenant's unit came back").isTrue();
+    second.cancelAsync().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(admits(user, roomy)).isEqualTo(admits(twin, roomy));
+    assertThat(limiter.peekAll(tenant, List.of(tight), 2).allowed()).as("the tenant holds only the committed 1")
+        .isTrue();
+  }
+
+  @Test
+  void pairsOfOneKeyAreReservedAsThatKeysPolicies() {
+    Policy a = Policy.of(5, Duration.ofSeconds(10)).withName("a");
+    Policy b = Policy.of(3, Duration.ofSeconds(10)).withName("b");
+    String k = key("one");
+    Reservation r = limiter.reserve(List.of(KeyedPolicy.of(k, a), KeyedPolicy.of(k, b)), 2);
+    assertThat(r.allowed()).isTrue();
+    assertThat(r.policies()).containsExactly(a, b);
+    r.cancel();
+    assertThat(limiter.inspect(k, b).remaining()).isEqualTo(3);
+    assertThatThrownBy(() -> limiter.reserve(List.of(KeyedPolicy.of(k, a), KeyedPolicy.of(key("other"), b)), 0))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> limiter.reserve(List.<KeyedPolicy>of(), 1)).isInstanceOf(IllegalArgumentException.class);
   }
 
   // ---------------------------------------------------------------- settling
