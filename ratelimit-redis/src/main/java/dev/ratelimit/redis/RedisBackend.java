@@ -86,6 +86,8 @@ public final class RedisBackend implements Backend {
   private final Lua checkBatch;
   private final Lua reserveScript;
   private final Lua settleScript;
+  /** reservation_batch.lua; null when batching is off. */
+  private final Lua reservationBatch;
   private final RedisReservations reservations;
   private final boolean serverTime;
   /** Batches single-policy checks; null when batching is off. */
@@ -110,8 +112,9 @@ public final class RedisBackend implements Backend {
     this.calls = new ScriptCalls(client, builder.timeout, builder.waitReplicas, builder.waitTimeout, checkAll, checkBatch);
     this.reserveScript = new Lua(scripts.reserve());
     this.settleScript = new Lua(scripts.settle());
+    this.reservationBatch = builder.maxBatch < 2 ? null : new Lua(scripts.reservationBatch());
     this.reservations = new RedisReservations(calls, keys, serverTime, client.getConfig().isClusterConfig(),
-        reserveScript, settleScript, builder.timeout);
+        reserveScript, settleScript, builder.timeout, reservationBatch, builder.maxBatch, builder.batchesInFlight);
     this.timeoutNanos = builder.timeout.toNanos();
     this.cluster = client.getConfig().isClusterConfig();
     this.dispatcher = builder.maxBatch < 2 ? null : new Dispatcher(new Dispatcher.Sender() {
@@ -147,6 +150,7 @@ public final class RedisBackend implements Backend {
     calls.load(settleScript);
     if (dispatcher != null) {
       calls.load(checkBatch);
+      calls.load(reservationBatch);
     }
   }
 
@@ -225,8 +229,8 @@ public final class RedisBackend implements Backend {
   }
 
   /**
-   * True: reservations, each one script on the key's hash tag (reserve.lua, settle.lua); not
-   * batched with checks.
+   * True: reservations, each one script on the key's hash tag (reserve.lua, settle.lua), batched
+   * among themselves as checks are (reservation_batch.lua), not with checks.
    */
   @Override
   public boolean reserves() {
@@ -526,6 +530,11 @@ public final class RedisBackend implements Backend {
   private Object[] args(Policy policy, long nowMicros, long cost, boolean apply) {
     return new Object[] {RedisKeys.scriptName(policy.algorithm()), serverTime ? "server" : nowMicros, cost,
         policy.windowMicros(), policy.limit(), policy.burst(), apply ? "1" : "0"};
+  }
+
+  /** For tests: how many batches of reserves and settles went out. */
+  long reservationBatchesSent() {
+    return reservations.batchesSent();
   }
 
   /** For tests: whether checks of different hash slots may share a batch (batching, one server, no CROSSSLOT seen). */

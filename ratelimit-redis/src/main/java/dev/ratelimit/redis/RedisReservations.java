@@ -20,7 +20,9 @@ import java.util.concurrent.CompletionStage;
  * only when their keys share a hash slot (else {@link NotRoutedException}: a reservation is never
  * split). The ledger keys are beside the states'. A settle with an identity ({@link
  * Command.GiveBack#settleId}) leaves a marker under it for ten times the timeout (10 s at least),
- * so that a retry of it is applied once.
+ * so that a retry of it is applied once. Reserves and settles batch among themselves as checks do
+ * ({@link Dispatcher}, reservation_batch.lua): alone while few are in flight, together when more
+ * wait.
  */
 final class RedisReservations {
   private final ScriptCalls calls;
@@ -31,9 +33,19 @@ final class RedisReservations {
   private final Lua settle;
   /** How long a settle's identity is kept: far longer than any retry of it can arrive after it. */
   private final long markerTtlMillis;
+  private final long timeoutNanos;
+  /** Batches reserves and settles as checks are batched; null when batching is off. */
+  private final Dispatcher dispatcher;
+  private final Lua batch;
+  private final java.util.concurrent.atomic.LongAdder batches = new java.util.concurrent.atomic.LongAdder();
 
+  /**
+   * @param batch reservation_batch.lua; null to send each reserve and settle alone
+   * @param maxBatch as the backend's batching of checks
+   * @param batchesInFlight as the backend's batching of checks
+   */
   RedisReservations(ScriptCalls calls, RedisKeys keys, boolean serverTime, boolean cluster, Lua reserve, Lua settle,
-      Duration timeout) {
+      Duration timeout, Lua batch, int maxBatch, int batchesInFlight) {
     this.calls = calls;
     this.keys = keys;
     this.serverTime = serverTime;
@@ -41,6 +53,50 @@ final class RedisReservations {
     this.reserve = reserve;
     this.settle = settle;
     this.markerTtlMillis = Math.max(10_000, 10 * timeout.toMillis());
+    this.timeoutNanos = timeout.toNanos();
+    this.batch = batch;
+    this.dispatcher = batch == null ? null : new Dispatcher(new Dispatcher.Sender() {
+      @Override
+      public CompletionStage<List<Object>> one(Dispatcher.Check c) {
+        return calls.evalAsync(c.lua(), c.keys(), c.args());
+      }
+
+      @Override
+      public CompletionStage<String> batch(List<Dispatcher.Check> checks) {
+        return sendBatch(checks);
+      }
+    }, batchesInFlight, maxBatch, cluster);
+  }
+
+  /** For tests: how many batches of reserves and settles went out. */
+  long batchesSent() {
+    return batches.sum();
+  }
+
+  /** One script call: alone when few are in flight, else with the next batch (see {@link Dispatcher}). */
+  private CompletionStage<List<Object>> eval(Lua lua, List<Object> scriptKeys, Object[] args) {
+    if (dispatcher == null) {
+      return calls.evalAsync(lua, scriptKeys, args);
+    }
+    return dispatcher.submit(new Dispatcher.Check(lua, scriptKeys, args, System.nanoTime() + timeoutNanos / 2,
+        new CompletableFuture<>()));
+  }
+
+  /** Several reserves and settles as one call of reservation_batch.lua. */
+  private CompletionStage<String> sendBatch(List<Dispatcher.Check> checks) {
+    StringBuilder lines = new StringBuilder();
+    List<Object> allKeys = new ArrayList<>();
+    List<Object> allArgs = new ArrayList<>();
+    allArgs.add(null); // the lines, once known
+    for (Dispatcher.Check c : checks) {
+      lines.append(c.lua() == reserve ? 'r' : 's').append(' ').append(c.keys().size()).append(' ')
+          .append(c.args().length).append('\n');
+      allKeys.addAll(c.keys());
+      allArgs.addAll(List.of(c.args()));
+    }
+    allArgs.set(0, lines.toString());
+    batches.increment();
+    return calls.evalAsync(batch, org.redisson.api.RScript.ReturnType.VALUE, allKeys, allArgs.toArray());
   }
 
   /** Whether {@code command} is one of the reservations' commands, which {@link #execute} runs. */
@@ -90,7 +146,7 @@ final class RedisReservations {
       return notRouted();
     }
     List<Policy> policies = pairs.stream().map(KeyedPolicy::policy).toList();
-    return calls.evalAsync(reserve, all, args).thenApply(reply -> reserved(policies, reply));
+    return eval(reserve, all, args).thenApply(reply -> reserved(policies, reply));
   }
 
   /** The reply: check_all.lua's, then when allowed per policy at, fraction, ledger id. */
@@ -128,7 +184,7 @@ final class RedisReservations {
       return notRouted();
     }
     all.add(keys.settled(pairs.get(0).key(), pairs.get(0).policy(), settleId));
-    return calls.evalAsync(settle, all, args).thenApply(reply -> null);
+    return eval(settle, all, args).thenApply(reply -> null);
   }
 
   private static List<KeyedPolicy> pairs(String key, List<Policy> policies) {

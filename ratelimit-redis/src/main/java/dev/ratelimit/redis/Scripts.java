@@ -18,7 +18,8 @@ import java.util.Map;
  * kind (after both; these two with every algorithm). GCRA and LEAKY_BUCKET share
  * {@code gcra.lua}, and so their scripts. Reservations: {@code reserve.lua} (after
  * {@code check_many.lua}) and {@code settle.lua}, each after {@code ledger.lua} and every
- * algorithm's {@code NAME_reserve.lua}.
+ * algorithm's {@code NAME_reserve.lua}, their bodies in {@code reserve_main.lua} and {@code
+ * settle_main.lua}, which {@code reservation_batch.lua} runs for several of them.
  */
 final class Scripts {
   /** The algorithm files; a script's set of them is a bit mask in this order. */
@@ -34,6 +35,7 @@ final class Scripts {
   private final String checkBatch;
   private final String reserve;
   private final String settle;
+  private final String reservationBatch;
 
   Scripts() {
     for (int i = 0; i < FILES.length; i++) {
@@ -45,8 +47,16 @@ final class Scripts {
     checkAll = assemble(ALL, "check_all.lua", checkMany);
     checkBatch = assemble(ALL, "check_batch.lua", checkOne, checkMany);
     String reservations = reservations();
-    reserve = assemble(ALL, "reserve.lua", checkMany, reservations);
-    settle = assemble(ALL, "settle.lua", reservations);
+    String reserveMain = resource("reserve_main.lua");
+    String settleMain = resource("settle_main.lua");
+    reserve = assemble(ALL, "reserve.lua", checkMany, reservations, reserveMain);
+    settle = assemble(ALL, "settle.lua", reservations, settleMain);
+    reservationBatch = assemble(ALL, "reservation_batch.lua", checkMany, reservations, reserveMain, settleMain);
+  }
+
+  /** The script that runs several reserves and settles one after the other. */
+  String reservationBatch() {
+    return reservationBatch;
   }
 
   /** The script that reserves one key's policies, all or nothing, and answers their marks. */
