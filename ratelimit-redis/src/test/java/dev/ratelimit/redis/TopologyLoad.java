@@ -76,11 +76,24 @@ final class TopologyLoad implements AutoCloseable {
    * backends {@code backend} builds on each client (with the test's own key prefix).
    */
   TopologyLoad(List<RedissonClient> clients, Function<RedissonClient, RedisBackend> backend, int threadsPerInstance) {
+    this(clients, backend, threadsPerInstance, null);
+  }
+
+  /**
+   * {@link #TopologyLoad(List, Function, int)} with the limiters' {@code timeout} (null: the
+   * default, what users get).
+   */
+  TopologyLoad(List<RedissonClient> clients, Function<RedissonClient, RedisBackend> backend, int threadsPerInstance,
+      Duration timeout) {
     this.clients = List.copyOf(clients);
     ManualClock clock = ManualClock.at(Instant.ofEpochSecond(1_700_000_000L));
     for (RedissonClient client : clients) {
       // the default circuit breaker and timeout: what users get; no near-cache: every check reaches Redis
-      limiters.add(RateLimiter.builder().clock(clock).backend(backend.apply(client)).nearCache(false)
+      RateLimiter.Builder builder = RateLimiter.builder();
+      if (timeout != null) {
+        builder.timeout(timeout);
+      }
+      limiters.add(builder.clock(clock).backend(backend.apply(client)).nearCache(false)
           .failureMode(FailureMode.FAIL_OPEN).listener(new RateLimitListener() {
             @Override
             public void onBackendError(Throwable error) {
