@@ -43,11 +43,11 @@ public final class Reservation {
 
   /** Where a reservation's settle goes: the limiter that made it. */
   interface Settler {
-    /** Gives back {@code units} (when positive) or charges {@code -units}. */
-    void settle(Reservation reservation, long units);
+    /** Gives back {@code units} (when positive) or charges {@code -units}; false when it could not reach the backend. */
+    boolean settle(Reservation reservation, long units);
 
     /** {@link #settle} without blocking: completes (never exceptionally) when the backend answered or failed. */
-    CompletionStage<Void> settleAsync(Reservation reservation, long units);
+    CompletionStage<Boolean> settleAsync(Reservation reservation, long units);
   }
 
   private final Settler settler;
@@ -60,6 +60,7 @@ public final class Reservation {
   /** Each policy's key, for a reservation across keys; null when every policy is of {@link #key}. */
   private final List<String> keys;
   private final AtomicBoolean settled = new AtomicBoolean();
+  private volatile boolean settleFailed;
 
   Reservation(Settler settler, String key, List<Policy> policies, long estimate, MultiDecision decision,
       List<Mark> marks) {
@@ -130,6 +131,16 @@ public final class Reservation {
     return estimate;
   }
 
+  /**
+   * Whether its settle could not reach the backend, tried again within the timeout (counted in
+   * {@code RateLimiter.failedSettles()}): it may or may not have been applied. False before it is
+   * settled, and once the settle went through or had nothing to send; for an async settle, known
+   * when its stage completes.
+   */
+  public boolean settleFailed() {
+    return settleFailed;
+  }
+
   /** Whether {@link #commit} or {@link #cancel} has been called. */
   public boolean settled() {
     return settled.get();
@@ -148,7 +159,7 @@ public final class Reservation {
     requireActual(actual);
     take("commit(" + actual + ")");
     if (actual != estimate) {
-      settler.settle(this, estimate - actual);
+      settleFailed = !settler.settle(this, estimate - actual);
     }
   }
 
@@ -159,7 +170,7 @@ public final class Reservation {
    */
   public void cancel() {
     take("cancel()");
-    settler.settle(this, estimate);
+    settleFailed = !settler.settle(this, estimate);
   }
 
   /**
@@ -173,7 +184,8 @@ public final class Reservation {
   public CompletionStage<Void> commitAsync(long actual) {
     requireActual(actual);
     take("commitAsync(" + actual + ")");
-    return actual == estimate ? CompletableFuture.completedFuture(null) : settler.settleAsync(this, estimate - actual);
+    return actual == estimate ? CompletableFuture.completedFuture(null)
+        : settler.settleAsync(this, estimate - actual).thenAccept(ok -> settleFailed = !ok);
   }
 
   /**
@@ -183,7 +195,7 @@ public final class Reservation {
    */
   public CompletionStage<Void> cancelAsync() {
     take("cancelAsync()");
-    return settler.settleAsync(this, estimate);
+    return settler.settleAsync(this, estimate).thenAccept(ok -> settleFailed = !ok);
   }
 
   private static void requireActual(long actual) {

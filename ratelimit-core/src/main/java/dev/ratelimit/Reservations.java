@@ -272,13 +272,13 @@ final class Reservations implements Reservation.Settler {
   }
 
   @Override
-  public void settle(Reservation reservation, long units) {
+  public boolean settle(Reservation reservation, long units) {
     Settle settle = settleOf(reservation, units);
     if (settle == null) {
-      return; // the failure mode answered, or only shadow policies: nothing is held on the backend
+      return true; // the failure mode answered, or only shadow policies: nothing is held on the backend
     }
     long start = System.nanoTime();
-    long deadline = start + timeoutNanos;
+    long deadline = start + retryWindowNanos();
     Boolean done = attempt(settle, start, deadline);
     for (long pause = FIRST_PAUSE_NANOS; done == null && settle.retries() && deadline - System.nanoTime() > pause;
         pause *= 2) {
@@ -289,18 +289,32 @@ final class Reservations implements Reservation.Settler {
       done = attempt(settle, System.nanoTime(), deadline);
     }
     settled(settle, done);
+    return done != null;
   }
 
   @Override
-  public CompletionStage<Void> settleAsync(Reservation reservation, long units) {
+  public CompletionStage<Boolean> settleAsync(Reservation reservation, long units) {
     Settle settle = settleOf(reservation, units);
     if (settle == null) {
-      return CompletableFuture.completedFuture(null);
+      return CompletableFuture.completedFuture(true);
     }
     long start = System.nanoTime();
-    return attemptAsync(settle, start, start + timeoutNanos, FIRST_PAUSE_NANOS)
-        .thenAccept(done -> settled(settle, done));
+    return attemptAsync(settle, start, start + retryWindowNanos(), FIRST_PAUSE_NANOS).thenApply(done -> {
+      settled(settle, done);
+      return done != null;
+    });
   }
+
+  /**
+   * How long a settle may take, its retries included: the timeout, and at most {@value
+   * #MAX_RETRY_WINDOW_SECONDS} s, well within how long a remote backend keeps a settle's identity
+   * (the Redis backend: 10 s at least), so that no retry arrives after its first try is forgotten.
+   */
+  private long retryWindowNanos() {
+    return Math.min(timeoutNanos, java.util.concurrent.TimeUnit.SECONDS.toNanos(MAX_RETRY_WINDOW_SECONDS));
+  }
+
+  private static final int MAX_RETRY_WINDOW_SECONDS = 5;
 
   /** The pause before a settle's first retry; each next one waits twice as long, within the deadline. */
   private static final long FIRST_PAUSE_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(10);

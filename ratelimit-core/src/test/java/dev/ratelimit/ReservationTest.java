@@ -89,6 +89,13 @@ class ReservationTest {
       assertThat(async.cancelAsync().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS))
           .as("never completes exceptionally").isNull();
       assertThat(limiter.failedSettles()).isEqualTo(2);
+      assertThat(sync.settleFailed()).isTrue();
+      assertThat(async.settleFailed()).isTrue();
+      backend.mode = ControllableBackend.Mode.OK;
+      Reservation fine = limiter.reserve("k", policy, 1);
+      assertThat(fine.settleFailed()).as("not settled yet").isFalse();
+      fine.commit(2);
+      assertThat(fine.settleFailed()).isFalse();
       assertThat(log.lines(java.util.logging.Level.WARNING)).first().asString()
           .startsWith("a reservation's settle could not reach the rate limiter's backend; it is tried again")
           .doesNotContain("FAIL_OPEN decides");

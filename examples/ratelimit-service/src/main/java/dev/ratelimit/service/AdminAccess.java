@@ -22,7 +22,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * <p>Secure by default: every request that is not {@code GET}, {@code HEAD} or {@code OPTIONS} needs
  * the token, except the open operations, {@code POST /v1/check}, {@code /v1/check-all},
  * {@code /v1/inspect}, and the reservations' {@code /v1/reserve}, {@code /v1/commit} and {@code
- * /v1/cancel}, which only settle what a client's own reserve took (matched on the exact raw path, so an unusual spelling of them is guarded,
+ * /v1/cancel}, which settle only what the reserve of the token they are given took (a token is a
+ * bearer token: whoever holds it may settle it, once) (matched on the exact raw path, so an unusual spelling of them is guarded,
  * never the other way round). So the resets ({@code DELETE /v1/keys/...}, {@code POST /v1/reset}) and
  * any write operation of an actuator endpoint an operator turns on are guarded, and so is whatever
  * is added later. Runs before the body is read: a refused client sends it for nothing.

@@ -44,6 +44,12 @@ class ApiErrors extends ResponseEntityExceptionHandler {
     return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body(problem);
   }
 
+  @ExceptionHandler(SettleUnconfirmed.class)
+  ResponseEntity<ProblemDetail> settleUnconfirmed(SettleUnconfirmed e) {
+    ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, e.getMessage());
+    return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body(problem);
+  }
+
   /**
    * An unreadable body, said in the API's terms: the field and the type it must have, never the
    * Java types Jackson names ({@code java.lang.String}, {@code CoercionConfig},

@@ -122,7 +122,9 @@ class DecisionController {
           ? "actual is required: the actual cost, a whole number from 1 to 2^52, got " + actual
           : "actual must be at least 1, got 0: to give the whole estimate back, POST the token to /v1/cancel");
     }
-    settle(token).commit(actual);
+    Reservation reservation = settle(token);
+    reservation.commit(actual);
+    confirmed(reservation);
     response.setHeader("Cache-Control", "no-store");
     return new Api.SettledBody("committed", token.estimate(), actual);
   }
@@ -131,9 +133,18 @@ class DecisionController {
   @PostMapping(path = "/cancel", consumes = "application/json")
   Api.SettledBody cancel(@RequestBody Api.CancelRequest request, HttpServletResponse response) {
     ReservationTokens.Verified token = tokens.read(request.token(), name -> policies.find(name).orElse(null));
-    settle(token).cancel();
+    Reservation reservation = settle(token);
+    reservation.cancel();
+    confirmed(reservation);
     response.setHeader("Cache-Control", "no-store");
     return new Api.SettledBody("cancelled", token.estimate(), null);
+  }
+
+  /** Refuses to answer "settled" for a settle that could not reach the backend. */
+  private static void confirmed(Reservation reservation) {
+    if (reservation.settleFailed()) {
+      throw new SettleUnconfirmed();
+    }
   }
 
   /** The token's reservation, once its identity is recorded as settled; refused when it was before. */

@@ -95,4 +95,21 @@ class ReservationsOnRedisTest {
       assertThat(remaining(http, key)).as("yet the replay gives nothing back").isEqualTo(95);
     }
   }
+
+  /** When Redis cannot record that a token was settled, the settle is refused (503) and nothing changes. */
+  @Test
+  void aSettleWhoseRecordCannotBeWrittenIs503AndLeavesTheTokenUnspent() {
+    String prefix = "reservations-down-" + System.nanoTime();
+    try (RedisServer redis = RedisServer.start();
+        ConfigurableApplicationContext a = instance(redis, prefix, SECRET)) {
+      Http http = new Http(ServiceInstances.port(a));
+      String key = "tenant:" + System.nanoTime();
+      String token = json(http.post("/v1/reserve", Map.of("key", key, "policy", "per-user", "estimate", 30)))
+          .get("token").asString();
+      redis.stop();
+      HttpResponse<String> refused = http.post("/v1/cancel", Map.of("token", token));
+      assertThat(refused.statusCode()).as(refused.body()).isEqualTo(503);
+      assertThat(refused.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+    }
+  }
 }
