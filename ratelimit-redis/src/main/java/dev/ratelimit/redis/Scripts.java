@@ -45,13 +45,15 @@ final class Scripts {
       check.put(algorithm, assemble(1 << file(algorithm), "check.lua", checkOne));
     }
     checkAll = assemble(ALL, "check_all.lua", checkMany);
-    checkBatch = assemble(ALL, "check_batch.lua", checkOne, checkMany);
+    String batchLine = resource("batch_line.lua");
+    checkBatch = assemble(ALL, "check_batch.lua", checkOne, checkMany, batchLine);
     String reservations = reservations();
     String reserveMain = resource("reserve_main.lua");
     String settleMain = resource("settle_main.lua");
     reserve = assemble(ALL, "reserve.lua", checkMany, reservations, reserveMain);
     settle = assemble(ALL, "settle.lua", reservations, settleMain);
-    reservationBatch = assemble(ALL, "reservation_batch.lua", checkMany, reservations, reserveMain, settleMain);
+    reservationBatch = assemble(ALL, "reservation_batch.lua", checkMany, reservations, reserveMain, settleMain,
+        batchLine);
   }
 
   /** The script that runs several reserves and settles one after the other. */

@@ -14,17 +14,6 @@
 -- the integers separated by spaces ("1 99 0 600000 0 1700000000000000 0"); or 'E', a space and the
 -- error message (newlines made spaces) of a check that raised an error, whose effects are those
 -- the single script would have left. One string is one element for the client to decode.
-local formats = {}
-
--- A reply as one line of integers ('%d': t and the states are µs beyond %.14g).
-local function line(reply)
-  local format = formats[#reply]
-  if not format then
-    format = string.rep('%d ', #reply - 1) .. '%d'
-    formats[#reply] = format
-  end
-  return string.format(format, unpack(reply))
-end
 
 -- The policies by their line number as the checks give it (a string: no tonumber per check).
 local policies = {}

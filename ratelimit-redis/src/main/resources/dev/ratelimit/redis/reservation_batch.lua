@@ -8,17 +8,6 @@
 -- Returns one string, one line per call in order, each ended by a newline: its script's reply,
 -- the integers separated by spaces; or 'E', a space and the error message (newlines made spaces)
 -- of a call that raised an error, whose effects are those its own script would have left.
-local formats = {}
-
--- A reply as one line of integers.
-local function line(reply)
-  local format = formats[#reply]
-  if not format then
-    format = string.rep('%d ', #reply - 1) .. '%d'
-    formats[#reply] = format
-  end
-  return string.format(format, unpack(reply))
-end
 
 local out = {}
 local next_key = 1

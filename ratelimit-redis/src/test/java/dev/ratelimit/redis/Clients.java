@@ -28,4 +28,23 @@ final class Clients {
   static String uniquePrefix() {
     return "rltest-" + UUID.randomUUID().toString().substring(0, 8);
   }
+
+  /**
+   * {@code keys}, the first as it is and each other with a suffix (found by trying) that puts its
+   * Redis keys under {@code prefix} in the first key's hash slot: keys a Cluster takes in one call.
+   */
+  static List<String> inOneSlot(String prefix, List<String> keys) {
+    RedisKeys redisKeys = new RedisKeys(prefix);
+    dev.ratelimit.Policy any = dev.ratelimit.Policy.of(1, java.time.Duration.ofSeconds(1));
+    int slot = RedisKeys.slot((String) redisKeys.of(keys.get(0), any).get(0));
+    List<String> together = new java.util.ArrayList<>(List.of(keys.get(0)));
+    for (String key : keys.subList(1, keys.size())) {
+      String candidate = key;
+      for (int i = 0; RedisKeys.slot((String) redisKeys.of(candidate, any).get(0)) != slot; i++) {
+        candidate = key + "~" + i;
+      }
+      together.add(candidate);
+    }
+    return together;
+  }
 }

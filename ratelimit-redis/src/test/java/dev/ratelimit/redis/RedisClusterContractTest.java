@@ -1,9 +1,7 @@
 package dev.ratelimit.redis;
 
-import dev.ratelimit.Policy;
 import dev.ratelimit.spi.Backend;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import dev.ratelimit.tck.RateLimiterContract;
 import dev.ratelimit.tck.redis.RedisCluster;
@@ -37,17 +35,6 @@ class RedisClusterContractTest extends RateLimiterContract {
    */
   @Override
   protected List<String> checkedTogether(List<String> keys) {
-    RedisKeys redisKeys = new RedisKeys(PREFIX);
-    Policy any = Policy.of(1, Duration.ofSeconds(1));
-    int slot = RedisKeys.slot((String) redisKeys.of(keys.get(0), any).get(0));
-    List<String> together = new ArrayList<>(List.of(keys.get(0)));
-    for (String key : keys.subList(1, keys.size())) {
-      String candidate = key;
-      for (int i = 0; RedisKeys.slot((String) redisKeys.of(candidate, any).get(0)) != slot; i++) {
-        candidate = key + "~" + i;
-      }
-      together.add(candidate);
-    }
-    return together;
+    return Clients.inOneSlot(PREFIX, keys);
   }
 }

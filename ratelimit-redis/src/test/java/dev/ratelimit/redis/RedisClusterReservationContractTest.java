@@ -10,7 +10,6 @@ import dev.ratelimit.spi.NotRoutedException;
 import dev.ratelimit.tck.ReservationContract;
 import dev.ratelimit.tck.redis.RedisCluster;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -45,18 +44,7 @@ class RedisClusterReservationContractTest extends ReservationContract {
   /** A reservation across keys is one script: keys of the first key's slot, by a suffix found by trying. */
   @Override
   protected List<String> checkedTogether(List<String> keys) {
-    RedisKeys redisKeys = new RedisKeys(PREFIX);
-    Policy any = Policy.of(1, Duration.ofSeconds(1));
-    int slot = RedisKeys.slot((String) redisKeys.of(keys.get(0), any).get(0));
-    List<String> together = new ArrayList<>(List.of(keys.get(0)));
-    for (String key : keys.subList(1, keys.size())) {
-      String candidate = key;
-      for (int i = 0; RedisKeys.slot((String) redisKeys.of(candidate, any).get(0)) != slot; i++) {
-        candidate = key + "~" + i;
-      }
-      together.add(candidate);
-    }
-    return together;
+    return Clients.inOneSlot(PREFIX, keys);
   }
 
   /** Keys in different hash slots are never reserved in part: not routed, the failure mode decides, nothing held. */
