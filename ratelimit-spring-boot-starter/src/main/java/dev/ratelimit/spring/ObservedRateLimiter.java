@@ -103,6 +103,19 @@ final class ObservedRateLimiter implements RateLimiter {
     return true;
   }
 
+  /** Whether {@code policies} is a list the limiter will reserve on (its refusals of bad input go unobserved). */
+  private static boolean named(List<Policy> policies) {
+    if (policies == null || policies.isEmpty()) {
+      return false;
+    }
+    for (Policy policy : policies) {
+      if (policy == null) { // List.of(...).contains(null) would throw
+        return false;
+      }
+    }
+    return true;
+  }
+
   private static List<Policy> policies(List<KeyedPolicy> checks) {
     List<Policy> policies = new java.util.ArrayList<>(checks.size());
     for (KeyedPolicy check : checks) {
@@ -217,38 +230,57 @@ final class ObservedRateLimiter implements RateLimiter {
   }
 
   /**
-   * The wrapped limiter's peek, unobserved: it consumes nothing and is not a check. Passed on, not
-   * the interface's default, which would answer from {@link #inspect} without the limiter's
-   * timeout, circuit breaker, failure mode, shadow policies and listener.
+   * A reservation, observed as a check of its estimate: the reservation's decision and outcome.
+   * Its settles are not checks, and go unobserved (a failed one is counted by {@link #failedSettles}).
    */
   @Override
   public Reservation reserve(String key, Policy policy, long estimate) {
-    return delegate.reserve(key, policy, estimate);
+    if (registry.isNoop() || policy == null) {
+      return delegate.reserve(key, policy, estimate);
+    }
+    return observed(policy.name(), () -> delegate.reserve(key, policy, estimate), Reservation::decision);
   }
 
   @Override
   public Reservation reserve(String key, List<Policy> policies, long estimate) {
-    return delegate.reserve(key, policies, estimate);
+    if (registry.isNoop() || !named(policies)) {
+      return delegate.reserve(key, policies, estimate);
+    }
+    return observed(names(policies), () -> delegate.reserve(key, policies, estimate), Reservation::decision);
   }
 
   @Override
   public CompletionStage<Reservation> reserveAsync(String key, Policy policy, long estimate) {
-    return delegate.reserveAsync(key, policy, estimate);
+    if (registry.isNoop() || policy == null) {
+      return delegate.reserveAsync(key, policy, estimate);
+    }
+    return observedAsync(policy.name(), () -> delegate.reserveAsync(key, policy, estimate), Reservation::decision);
   }
 
   @Override
   public CompletionStage<Reservation> reserveAsync(String key, List<Policy> policies, long estimate) {
-    return delegate.reserveAsync(key, policies, estimate);
+    if (registry.isNoop() || !named(policies)) {
+      return delegate.reserveAsync(key, policies, estimate);
+    }
+    return observedAsync(names(policies), () -> delegate.reserveAsync(key, policies, estimate),
+        Reservation::decision);
   }
 
   @Override
   public Reservation reserve(List<KeyedPolicy> checks, long estimate) {
-    return delegate.reserve(checks, estimate);
+    if (registry.isNoop() || !observable(checks)) {
+      return delegate.reserve(checks, estimate);
+    }
+    return observed(names(policies(checks)), () -> delegate.reserve(checks, estimate), Reservation::decision);
   }
 
   @Override
   public CompletionStage<Reservation> reserveAsync(List<KeyedPolicy> checks, long estimate) {
-    return delegate.reserveAsync(checks, estimate);
+    if (registry.isNoop() || !observable(checks)) {
+      return delegate.reserveAsync(checks, estimate);
+    }
+    return observedAsync(names(policies(checks)), () -> delegate.reserveAsync(checks, estimate),
+        Reservation::decision);
   }
 
   @Override
@@ -266,6 +298,11 @@ final class ObservedRateLimiter implements RateLimiter {
     return delegate.failedSettles();
   }
 
+  /**
+   * The wrapped limiter's peek, unobserved: it consumes nothing and is not a check. Passed on, not
+   * the interface's default, which would answer from {@link #inspect} without the limiter's
+   * timeout, circuit breaker, failure mode, shadow policies and listener.
+   */
   @Override
   public MultiDecision peekAll(String key, List<Policy> policies, long cost) {
     return delegate.peekAll(key, policies, cost);

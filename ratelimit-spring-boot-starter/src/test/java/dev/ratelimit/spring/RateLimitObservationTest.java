@@ -9,6 +9,7 @@ import dev.ratelimit.KeyedPolicy;
 import dev.ratelimit.MultiDecision;
 import dev.ratelimit.Policy;
 import dev.ratelimit.RateLimiter;
+import dev.ratelimit.Reservation;
 import dev.ratelimit.annotation.RateLimited;
 import dev.ratelimit.annotation.RateLimitExceededException;
 import dev.ratelimit.tck.redis.RedisServer;
@@ -139,6 +140,23 @@ class RateLimitObservationTest {
     assertThat(stopped).extracting(RateLimitObservationTest::lowCardinality).containsExactly(
         Map.of("ratelimit.policy", "wide,api", "ratelimit.decision", "allowed", "ratelimit.outcome", "allowed"),
         Map.of("ratelimit.policy", "wide,api", "ratelimit.decision", "denied", "ratelimit.outcome", "denied"));
+    assertKeyNeverAppears();
+  }
+
+  /** A reservation is observed as a check of its estimate, sync, async and across keys; its settle is not. */
+  @Test
+  void reservationsAreObservedAsChecksOfTheirEstimate() {
+    RateLimiter limiter = observed(RateLimiter.builder());
+    Reservation first = limiter.reserve(KEY, API, 1);
+    assertThat(first.allowed()).isTrue();
+    assertThat(limiter.reserveAsync(KEY, List.of(WIDE, API), 1).toCompletableFuture().join().allowed()).isFalse();
+    first.cancel();
+    assertThat(limiter.reserve(List.of(KeyedPolicy.of(KEY, API), KeyedPolicy.of("tenant:secret-7", WIDE)), 1)
+        .allowed()).isTrue();
+    assertThat(stopped).extracting(RateLimitObservationTest::lowCardinality).containsExactly(
+        Map.of("ratelimit.policy", "api", "ratelimit.decision", "allowed", "ratelimit.outcome", "allowed"),
+        Map.of("ratelimit.policy", "wide,api", "ratelimit.decision", "denied", "ratelimit.outcome", "denied"),
+        Map.of("ratelimit.policy", "api,wide", "ratelimit.decision", "allowed", "ratelimit.outcome", "allowed"));
     assertKeyNeverAppears();
   }
 
