@@ -111,9 +111,14 @@ public final class Reservation {
   public List<KeyedPolicy> keyedPolicies() {
     List<KeyedPolicy> pairs = new java.util.ArrayList<>(policies.size());
     for (int i = 0; i < policies.size(); i++) {
-      pairs.add(KeyedPolicy.of(keys == null ? key : keys.get(i), policies.get(i)));
+      pairs.add(KeyedPolicy.of(keyOf(i), policies.get(i)));
     }
     return pairs;
+  }
+
+  /** The key policy {@code i} was reserved on. */
+  String keyOf(int i) {
+    return keys == null ? key : keys.get(i);
   }
 
   /** Whether its policies are of different keys ({@link RateLimiter#reserve(List, long)}). */

@@ -15,6 +15,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
@@ -50,15 +52,7 @@ final class Reservations implements Reservation.Settler {
   Reservation reserve(String key, List<Policy> policies, long estimate) {
     List<Policy> ps = validated(key, policies, estimate);
     long now = nowMicros.getAsLong();
-    long deadline = System.nanoTime() + timeoutNanos;
-    Map<Policy, Mark> held = new IdentityHashMap<>();
-    MultiDecision local = nearCache == null ? null : nearCache.answerAll(Keys.bounded(key), ps, estimate, now);
-    Judged first = local != null ? Judged.of(local, Source.NEAR_CACHE) : reserveOnce(key, ps, estimate, now, deadline, held);
-    MultiDecision decision = reports.resolve(ps, p -> p, first,
-        enforced -> deadline - System.nanoTime() > 0 ? reserveOnce(key, enforced, estimate, now, deadline, held)
-            : failed(key, enforced, estimate, now),
-        enforced -> failed(key, enforced, estimate, now));
-    return reservation(key, ps, estimate, decision, held);
+    return decide(oneKey(key, ps, estimate, now), nearAnswer(key, ps, estimate, now));
   }
 
   /**
@@ -68,23 +62,7 @@ final class Reservations implements Reservation.Settler {
   CompletionStage<Reservation> reserveAsync(String key, List<Policy> policies, long estimate) {
     List<Policy> ps = validated(key, policies, estimate);
     long now = nowMicros.getAsLong();
-    long deadline = System.nanoTime() + timeoutNanos;
-    Map<Policy, Mark> held = java.util.Collections.synchronizedMap(new IdentityHashMap<>());
-    MultiDecision local = nearCache == null ? null : nearCache.answerAll(Keys.bounded(key), ps, estimate, now);
-    CompletableFuture<Judged> first = local != null
-        ? CompletableFuture.completedFuture(Judged.of(local, Source.NEAR_CACHE))
-        : reserveOnceAsync(key, ps, estimate, now, deadline, held);
-    return first.thenCompose(judged -> {
-      List<Policy> enforced = reports.rerunFor(ps, p -> p, judged);
-      if (enforced == null) {
-        return CompletableFuture.completedFuture(reports.resolve(ps, p -> p, judged, null, null));
-      }
-      CompletableFuture<Judged> again = judged.source() == Source.FAILURE || judged.source() == Source.FALLBACK
-          || deadline - System.nanoTime() <= 0
-          ? CompletableFuture.completedFuture(failed(key, enforced, estimate, now))
-          : reserveOnceAsync(key, enforced, estimate, now, deadline, held);
-      return again.thenApply(second -> reports.resolve(ps, p -> p, judged, e -> second, e -> second));
-    }).thenApply(decision -> reservation(key, ps, estimate, decision, held));
+    return decideAsync(oneKey(key, ps, estimate, now), nearAnswer(key, ps, estimate, now));
   }
 
   /**
@@ -97,14 +75,7 @@ final class Reservations implements Reservation.Settler {
     if (cs == null) {
       return reserve(checks.get(0).key(), KeyedPolicy.policies(checks), estimate);
     }
-    long now = nowMicros.getAsLong();
-    long deadline = System.nanoTime() + timeoutNanos;
-    Map<KeyedPolicy, Mark> held = new IdentityHashMap<>();
-    MultiDecision decision = reports.resolve(cs, KeyedPolicy::policy, acrossOnce(cs, estimate, now, deadline, held),
-        enforced -> deadline - System.nanoTime() > 0 ? acrossOnce(enforced, estimate, now, deadline, held)
-            : failedAcross(enforced, estimate, now),
-        enforced -> failedAcross(enforced, estimate, now));
-    return reservationAcross(cs, estimate, decision, held);
+    return decide(across(cs, estimate, nowMicros.getAsLong()), null);
   }
 
   /** {@link #reserveAcross} without blocking. */
@@ -113,20 +84,102 @@ final class Reservations implements Reservation.Settler {
     if (cs == null) {
       return reserveAsync(checks.get(0).key(), KeyedPolicy.policies(checks), estimate);
     }
-    long now = nowMicros.getAsLong();
+    return decideAsync(across(cs, estimate, nowMicros.getAsLong()), null);
+  }
+
+  /**
+   * What one reserve takes ({@code items}: the policies of one key, or pairs of keys), the command
+   * that sends some of them, the failure mode's answer for some of them, and the reservation made.
+   */
+  private record Target<P>(List<P> items, Function<? super P, Policy> policyOf, Send<P> command,
+      Function<List<P>, Judged> failed, BiFunction<MultiDecision, List<Mark>, Reservation> made) {}
+
+  /** The command that reserves {@code items}, opening ledger {@code ledger} where a state has none. */
+  private interface Send<P> {
+    Command<Reserved> reserve(List<P> items, long ledger);
+  }
+
+  private Target<Policy> oneKey(String key, List<Policy> ps, long estimate, long now) {
+    return new Target<>(ps, p -> p, (items, ledger) -> new Command.Reserve(key, items, estimate, now, ledger),
+        items -> failures.all(items, p -> p, () -> fallback.checkAll(key, items, estimate, now)),
+        (decision, marks) -> new Reservation(this, key, ps, estimate, decision, marks));
+  }
+
+  private Target<KeyedPolicy> across(List<KeyedPolicy> cs, long estimate, long now) {
+    return new Target<>(cs, KeyedPolicy::policy,
+        (items, ledger) -> new Command.ReserveAcross(items, estimate, now, ledger),
+        items -> failures.all(items, KeyedPolicy::policy, () -> fallback.checkAll(items, estimate, now)),
+        (decision, marks) -> new Reservation(this, cs, estimate, decision, marks));
+  }
+
+  private MultiDecision nearAnswer(String key, List<Policy> ps, long estimate, long now) {
+    return nearCache == null ? null : nearCache.answerAll(Keys.bounded(key), ps, estimate, now);
+  }
+
+  /** A reserve decided as a check of its estimate: the near-cache's answer, else the backend's, shadow policies resolved. */
+  private <P> Reservation decide(Target<P> t, MultiDecision local) {
     long deadline = System.nanoTime() + timeoutNanos;
-    Map<KeyedPolicy, Mark> held = java.util.Collections.synchronizedMap(new IdentityHashMap<>());
-    return acrossOnceAsync(cs, estimate, now, deadline, held).thenCompose(judged -> {
-      List<KeyedPolicy> enforced = reports.rerunFor(cs, KeyedPolicy::policy, judged);
+    Map<P, Mark> held = new IdentityHashMap<>();
+    Judged first = local != null ? Judged.of(local, Source.NEAR_CACHE) : once(t, t.items(), deadline, held);
+    MultiDecision decision = reports.resolve(t.items(), t.policyOf(), first,
+        enforced -> deadline - System.nanoTime() > 0 ? once(t, enforced, deadline, held) : t.failed().apply(enforced),
+        t.failed());
+    return made(t, decision, held);
+  }
+
+  /** {@link #decide} without blocking; when only shadow policies refused, the enforced ones reserved again. */
+  private <P> CompletionStage<Reservation> decideAsync(Target<P> t, MultiDecision local) {
+    long deadline = System.nanoTime() + timeoutNanos;
+    Map<P, Mark> held = java.util.Collections.synchronizedMap(new IdentityHashMap<>());
+    CompletableFuture<Judged> first = local != null
+        ? CompletableFuture.completedFuture(Judged.of(local, Source.NEAR_CACHE))
+        : onceAsync(t, t.items(), deadline, held);
+    return first.thenCompose(judged -> {
+      List<P> enforced = reports.rerunFor(t.items(), t.policyOf(), judged);
       if (enforced == null) {
-        return CompletableFuture.completedFuture(reports.resolve(cs, KeyedPolicy::policy, judged, null, null));
+        return CompletableFuture.completedFuture(reports.resolve(t.items(), t.policyOf(), judged, null, null));
       }
       CompletableFuture<Judged> again = judged.source() == Source.FAILURE || judged.source() == Source.FALLBACK
           || deadline - System.nanoTime() <= 0
-          ? CompletableFuture.completedFuture(failedAcross(enforced, estimate, now))
-          : acrossOnceAsync(enforced, estimate, now, deadline, held);
-      return again.thenApply(second -> reports.resolve(cs, KeyedPolicy::policy, judged, e -> second, e -> second));
-    }).thenApply(decision -> reservationAcross(cs, estimate, decision, held));
+          ? CompletableFuture.completedFuture(t.failed().apply(enforced))
+          : onceAsync(t, enforced, deadline, held);
+      return again.thenApply(second -> reports.resolve(t.items(), t.policyOf(), judged, e -> second, e -> second));
+    }).thenApply(decision -> made(t, decision, held));
+  }
+
+  /** The reservation {@code decision} made: holding the marks in {@code held} when allowed, none when refused. */
+  private static <P> Reservation made(Target<P> t, MultiDecision decision, Map<P, Mark> held) {
+    List<Mark> marks = new ArrayList<>(t.items().size());
+    for (P item : t.items()) {
+      marks.add(decision.allowed() ? held.get(item) : null);
+    }
+    return t.made().apply(decision, marks);
+  }
+
+  /** One reserve of {@code items} on the backend, its marks put in {@code held}; the failure mode's answer when it fails. */
+  private <P> Judged once(Target<P> t, List<P> items, long deadline, Map<P, Mark> held) {
+    Command<Reserved> command = t.command().reserve(items, newLedgerId());
+    return judged(t, calls.call(() -> backend.executeAsync(command), System.nanoTime(), deadline), items, held);
+  }
+
+  /** {@link #once} without blocking. */
+  private <P> CompletableFuture<Judged> onceAsync(Target<P> t, List<P> items, long deadline, Map<P, Mark> held) {
+    Command<Reserved> command = t.command().reserve(items, newLedgerId());
+    return calls.callAsync(() -> backend.executeAsync(command), System.nanoTime(), deadline)
+        .thenApply(reserved -> judged(t, reserved, items, held));
+  }
+
+  /** The backend's answer (null: it failed), its marks put in {@code held}; else the failure mode's answer. */
+  private static <P> Judged judged(Target<P> t, Reserved reserved, List<P> items, Map<P, Mark> held) {
+    if (reserved == null || reserved.decision().decisions().size() != items.size()) {
+      return t.failed().apply(items);
+    }
+    if (reserved.decision().allowed()) {
+      for (int i = 0; i < items.size(); i++) {
+        held.put(items.get(i), reserved.marks().get(i));
+      }
+    }
+    return Judged.of(reserved.decision(), Source.BACKEND);
   }
 
   /**
@@ -147,45 +200,6 @@ final class Reservations implements Reservation.Settler {
           + " reserve(key, policies, estimate)");
     }
     return List.copyOf(checks);
-  }
-
-  private Reservation reservationAcross(List<KeyedPolicy> cs, long estimate, MultiDecision decision,
-      Map<KeyedPolicy, Mark> held) {
-    List<Mark> marks = new ArrayList<>(cs.size());
-    for (KeyedPolicy c : cs) {
-      marks.add(decision.allowed() ? held.get(c) : null);
-    }
-    return new Reservation(this, cs, estimate, decision, marks);
-  }
-
-  private Judged acrossOnce(List<KeyedPolicy> cs, long estimate, long now, long deadline, Map<KeyedPolicy, Mark> held) {
-    Command.ReserveAcross command = new Command.ReserveAcross(cs, estimate, now, newLedgerId());
-    return judgedAcross(calls.call(() -> backend.executeAsync(command), System.nanoTime(), deadline), cs, estimate,
-        now, held);
-  }
-
-  private CompletableFuture<Judged> acrossOnceAsync(List<KeyedPolicy> cs, long estimate, long now, long deadline,
-      Map<KeyedPolicy, Mark> held) {
-    Command.ReserveAcross command = new Command.ReserveAcross(cs, estimate, now, newLedgerId());
-    return calls.callAsync(() -> backend.executeAsync(command), System.nanoTime(), deadline)
-        .thenApply(reserved -> judgedAcross(reserved, cs, estimate, now, held));
-  }
-
-  private Judged judgedAcross(Reserved reserved, List<KeyedPolicy> cs, long estimate, long now,
-      Map<KeyedPolicy, Mark> held) {
-    if (reserved == null || reserved.decision().decisions().size() != cs.size()) {
-      return failedAcross(cs, estimate, now);
-    }
-    if (reserved.decision().allowed()) {
-      for (int i = 0; i < cs.size(); i++) {
-        held.put(cs.get(i), reserved.marks().get(i));
-      }
-    }
-    return Judged.of(reserved.decision(), Source.BACKEND);
-  }
-
-  private Judged failedAcross(List<KeyedPolicy> cs, long estimate, long now) {
-    return failures.all(cs, KeyedPolicy::policy, () -> fallback.checkAll(cs, estimate, now));
   }
 
   /** {@link RateLimiter#resume}: the original's marks, its decisions unknown here. */
@@ -219,51 +233,6 @@ final class Reservations implements Reservation.Settler {
       throw new UnsupportedOperationException("the backend " + backend.getClass().getName()
           + " does not take reservations (Backend.reserves() is false); the in-memory backend does");
     }
-  }
-
-  /** The reservation {@code decision} made: holding the marks in {@code held} when allowed, none when refused. */
-  private Reservation reservation(String key, List<Policy> ps, long estimate, MultiDecision decision,
-      Map<Policy, Mark> held) {
-    List<Mark> marks = new ArrayList<>(ps.size());
-    for (Policy p : ps) {
-      marks.add(decision.allowed() ? held.get(p) : null);
-    }
-    return new Reservation(this, key, ps, estimate, decision, marks);
-  }
-
-  /** One reserve on the backend, its marks put in {@code held}; the failure mode's answer when it fails. */
-  private Judged reserveOnce(String key, List<Policy> ps, long estimate, long now, long deadline,
-      Map<Policy, Mark> held) {
-    Command.Reserve command = new Command.Reserve(key, ps, estimate, now, newLedgerId());
-    return judged(calls.call(() -> backend.executeAsync(command), System.nanoTime(), deadline), key, ps, estimate,
-        now, held);
-  }
-
-  /** {@link #reserveOnce} without blocking. */
-  private CompletableFuture<Judged> reserveOnceAsync(String key, List<Policy> ps, long estimate, long now,
-      long deadline, Map<Policy, Mark> held) {
-    Command.Reserve command = new Command.Reserve(key, ps, estimate, now, newLedgerId());
-    return calls.callAsync(() -> backend.executeAsync(command), System.nanoTime(), deadline)
-        .thenApply(reserved -> judged(reserved, key, ps, estimate, now, held));
-  }
-
-  /** The backend's answer (null: it failed), its marks put in {@code held}; else the failure mode's answer. */
-  private Judged judged(Reserved reserved, String key, List<Policy> ps, long estimate, long now,
-      Map<Policy, Mark> held) {
-    if (reserved == null) {
-      return failed(key, ps, estimate, now);
-    }
-    if (reserved.decision().allowed()) {
-      for (int i = 0; i < ps.size(); i++) {
-        held.put(ps.get(i), reserved.marks().get(i));
-      }
-    }
-    return Judged.of(reserved.decision(), Source.BACKEND);
-  }
-
-  /** The failure mode's answer; nothing is held for it (the local fallback keeps its estimate). */
-  private Judged failed(String key, List<Policy> ps, long estimate, long now) {
-    return failures.all(ps, p -> p, () -> fallback.checkAll(key, ps, estimate, now));
   }
 
   /** A ledger's (or a settle's) identity: random, below 2^52 so that Lua's numbers carry it exactly. */
@@ -339,40 +308,47 @@ final class Reservations implements Reservation.Settler {
   }
 
   /**
-   * One settle's command, for the policies where units are held. {@code retries} when it carries an
-   * identity: a remote backend applies it once however often it is sent.
+   * One settle's command, for the policies where units are held, and their keys (one key's for
+   * {@code keys} null). {@code retries} when it carries an identity: a remote backend applies it
+   * once however often it is sent.
    */
-  private record Settle(Command<Void> command, List<KeyedPolicy> pairs, boolean givesBack, long now,
-      boolean retries) {}
+  private record Settle(Command<Void> command, String key, List<String> keys, List<Policy> policies,
+      boolean givesBack, long now, boolean retries) {}
 
   private Settle settleOf(Reservation reservation, long units) {
-    List<KeyedPolicy> pairs = new ArrayList<>();
+    List<Policy> policies = new ArrayList<>();
     List<Mark> marks = new ArrayList<>();
-    List<KeyedPolicy> reserved = reservation.keyedPolicies();
-    for (int i = 0; i < reserved.size(); i++) {
+    List<String> keys = reservation.acrossKeys() ? new ArrayList<>() : null;
+    for (int i = 0; i < reservation.policies().size(); i++) {
       Mark mark = reservation.marks().get(i);
       if (mark != null) {
-        pairs.add(reserved.get(i));
+        policies.add(reservation.policies().get(i));
         marks.add(mark);
+        if (keys != null) {
+          keys.add(reservation.keyOf(i));
+        }
       }
     }
-    if (pairs.isEmpty()) {
+    if (policies.isEmpty()) {
       return null;
     }
     long now = nowMicros.getAsLong();
     // a remote backend's answer can be lost after the settle ran: its identity lets a retry be applied once
     long id = backend.isRemote() ? newLedgerId() : 0;
+    String key = reservation.key();
     Command<Void> command;
-    if (reservation.acrossKeys()) {
+    if (keys != null) {
+      List<KeyedPolicy> pairs = new ArrayList<>(policies.size());
+      for (int i = 0; i < policies.size(); i++) {
+        pairs.add(KeyedPolicy.of(keys.get(i), policies.get(i)));
+      }
       command = units > 0 ? new Command.GiveBackAcross(pairs, marks, units, now, id)
           : new Command.ChargeAcross(pairs, -units, now, id);
     } else {
-      String key = reservation.key();
-      List<Policy> policies = KeyedPolicy.policies(pairs);
       command = units > 0 ? new Command.GiveBack(key, policies, marks, units, now, id)
           : new Command.Charge(key, policies, -units, now, id);
     }
-    return new Settle(command, pairs, units > 0, now, id != 0);
+    return new Settle(command, key, keys, policies, units > 0, now, id != 0);
   }
 
   /** After a settle and its retries: counted once when it failed ({@code done} null); a give-back clears remembered denials. */
@@ -381,9 +357,11 @@ final class Reservations implements Reservation.Settler {
       failedSettles.increment(); // reported and logged by the call; the units stay as they were
     }
     if (settle.givesBack() && nearCache != null) {
-      for (KeyedPolicy pair : settle.pairs()) {
+      String oneKey = settle.keys() == null ? Keys.bounded(settle.key()) : null;
+      for (int i = 0; i < settle.policies().size(); i++) {
         // units came back: a remembered denial may no longer be one
-        nearCache.forget(Keys.bounded(pair.key()), pair.policy(), settle.now());
+        String nearKey = oneKey != null ? oneKey : Keys.bounded(settle.keys().get(i));
+        nearCache.forget(nearKey, settle.policies().get(i), settle.now());
       }
     }
   }

@@ -201,19 +201,22 @@ final class RedisReservations {
    */
   private List<Object> keysOf(List<KeyedPolicy> pairs) {
     List<Object> all = new ArrayList<>(3 * pairs.size() + 1);
+    int slot = -1;
+    String tagged = null; // the user key whose hash tag was last compared: one key's pairs share it
     for (KeyedPolicy p : pairs) {
-      all.addAll(keys.of(p.key(), p.policy()));
+      List<Object> state = keys.of(p.key(), p.policy());
+      if (cluster && !p.key().equals(tagged)) {
+        int s = RedisKeys.slot((String) state.get(0));
+        if (slot >= 0 && s != slot) {
+          return null;
+        }
+        slot = s;
+        tagged = p.key();
+      }
+      all.addAll(state);
     }
     for (KeyedPolicy p : pairs) {
       all.add(keys.ledger(p.key(), p.policy()));
-    }
-    if (cluster) {
-      int slot = RedisKeys.slot((String) all.get(0));
-      for (Object k : all) {
-        if (RedisKeys.slot((String) k) != slot) {
-          return null;
-        }
-      }
     }
     return all;
   }

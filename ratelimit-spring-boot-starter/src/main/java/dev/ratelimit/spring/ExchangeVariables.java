@@ -2,7 +2,7 @@ package dev.ratelimit.spring;
 
 import dev.ratelimit.internal.expression.SandboxContext;
 import dev.ratelimit.internal.http.ForwardedClient;
-import java.net.InetSocketAddress;
+import dev.ratelimit.webflux.ReactiveClientIp;
 import java.security.Principal;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.util.ClassUtils;
@@ -40,27 +40,13 @@ final class ExchangeVariables {
     ServerHttpRequest request = exchange.getRequest();
     context.setVariable("request", request);
     // resolved only for an expression that reads it, once per subscription
-    context.setLazyVariable("clientIp", () -> clientIp(request));
+    // the filter warns of untrusted forwarding headers; a call does not say it again
+    context.setLazyVariable("clientIp", () -> ReactiveClientIp.of(request, clientIp, null));
     context.setLazyVariable("clientNetwork", () -> ForwardedClient.network((String) context.lookupVariable("clientIp")));
     context.setVariable("principal", null);
     return exchange.getPrincipal().map(principal -> {
       context.setVariable("principal", ((Principal) principal).getName());
       return context;
     }).defaultIfEmpty(context);
-  }
-
-  /** As the reactive filter's {@code #clientIp}; null when the server does not know the peer. */
-  private String clientIp(ServerHttpRequest request) {
-    String remote = address(request.getRemoteAddress());
-    // the filter warns of untrusted forwarding headers; a call does not say it again
-    return remote == null ? null : clientIp.resolve(remote, request.getHeaders().get("X-Forwarded-For"),
-        request.getHeaders().get("Forwarded"), null);
-  }
-
-  private static String address(InetSocketAddress socket) {
-    if (socket == null) {
-      return null;
-    }
-    return socket.getAddress() != null ? socket.getAddress().getHostAddress() : socket.getHostString();
   }
 }

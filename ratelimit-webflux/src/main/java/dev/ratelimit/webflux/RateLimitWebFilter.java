@@ -142,9 +142,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 
   /** The client's address, null when the server does not know the peer's. */
   private static String clientIp(HttpEngine current, ServerHttpRequest request) {
-    String remote = ExchangeExpressions.address(request.getRemoteAddress());
-    return remote == null ? null : current.clientIp(remote, request.getHeaders().get("X-Forwarded-For"),
-        request.getHeaders().get("Forwarded"));
+    return ReactiveClientIp.of(request, current::clientIp);
   }
 
   /**
